@@ -1,0 +1,16 @@
+/**
+ * ESM Jest (NestJS 12 is ESM-only); see TOOLCHAIN.md. `npm test` runs unit and integration
+ * specs together; integration specs run once per dialect against real servers.
+ */
+module.exports = {
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.spec.ts'],
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.spec.json' }] },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  globalSetup: '<rootDir>/test/support/global-setup.cjs',
+  reporters: ['default', '<rootDir>/test/support/dialect-summary.reporter.cjs'],
+  testTimeout: 120_000,
+  maxWorkers: 2,
+};

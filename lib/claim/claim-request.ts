@@ -1,0 +1,20 @@
+/** How many ready jobs to take, from one group or from any. */
+export interface ClaimQuota {
+  /** Only this group; omitted = any group. */
+  group?: string;
+  limit: number;
+}
+
+export interface ClaimRequest {
+  /** Written into `lease_owner`; finalize and heartbeats are guarded by it. */
+  owner: string;
+  /** Only jobs of these types (the ones the caller has handlers for). */
+  types: readonly string[];
+  quotas: readonly ClaimQuota[];
+  leaseTtlMs: number;
+  /**
+   * The caller dispatches the jobs at once: write `running` and `started_at` in the claim
+   * itself, sparing a second update per job. Otherwise the rows are `leased`.
+   */
+  start?: boolean;
+}

@@ -1,0 +1,32 @@
+import { jobColumns, toJobRecord, type JobRecord } from '../database/job-row';
+import type { SqlDialect } from '../database/dialects';
+import { sql, type Sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+import type { ClaimQuota, ClaimRequest } from './claim-request';
+import { claimableFilter, leaseAssignments } from './lease-assignments';
+
+/**
+ * SQLite has no row locks (FOR UPDATE does nothing): the transaction is `BEGIN IMMEDIATE`,
+ * which holds the database's single write lock from the start, so select-and-update is
+ * atomic against every other connection and process.
+ */
+export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promise<JobRecord[]> {
+  const d = tx.dialect;
+  const claimed: JobRecord[] = [];
+  for (const quota of request.quotas) {
+    if (quota.limit <= 0) continue;
+    const { rows } = await tx.run(sqliteClaimStatement(d, request, quota));
+    claimed.push(...rows.map((r) => toJobRecord(r, d)));
+  }
+  return claimed;
+}
+
+/** The claim of one quota, exported for EXPLAIN in tests. */
+export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
+  return sql`
+    UPDATE jobs SET ${leaseAssignments(d, request)}
+    WHERE id IN (
+      SELECT id FROM jobs WHERE ${claimableFilter(d, request.types, quota.group)}
+      ORDER BY priority DESC, id LIMIT ${quota.limit})
+    RETURNING ${jobColumns(d)}`;
+}

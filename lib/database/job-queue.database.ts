@@ -1,0 +1,158 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { isConnectionError, isSqliteBusy, isTransientConflict } from './db-errors';
+import type { SqlDialect } from './dialects';
+import { Mutex } from './mutex';
+import type { Sql } from './sql';
+import type { SqlExecutor, SqlResult } from './sql-executor';
+
+export interface TransactionOptions {
+  /** Fresh attempts after a deadlock, serialization failure or SQLite busy. Default 8. */
+  retries?: number;
+  /** SQLite: give up at once when another process holds the write lock (the claim retries next tick). */
+  failWhenBusy?: boolean;
+}
+
+const BUSY_BACKOFF_MAX_MS = 250;
+
+/**
+ * The one place that opens transactions. Per dialect:
+ * - PostgreSQL: `BEGIN ISOLATION LEVEL READ COMMITTED` (one round trip, whatever the server default);
+ * - MySQL/MariaDB: READ COMMITTED, so locking reads and plain reads see the latest commits
+ *   (a REPEATABLE READ snapshot would hide a concurrent finalize);
+ * - SQLite: `BEGIN IMMEDIATE` takes the write lock up front, behind an in-process mutex because
+ *   the DataSource has a single connection. A busy database is retried asynchronously so the
+ *   event loop (and with it heartbeats) keeps running.
+ * Lock conflicts re-run the whole transaction; callers keep their transactions free of side effects.
+ */
+export class JobQueueDatabase implements SqlExecutor {
+  private readonly sqliteMutex = new Mutex();
+
+  constructor(
+    readonly dataSource: DataSource,
+    readonly dialect: SqlDialect,
+  ) {}
+
+  /** A single statement in autocommit mode. */
+  async run(statement: Sql): Promise<SqlResult> {
+    if (this.dialect.name === 'sqlite') {
+      return this.sqliteMutex.run(() => this.retryBusy(() => this.withRunner((qr) => execute(qr, this.dialect, statement))));
+    }
+    return this.withRunner((qr) => execute(qr, this.dialect, statement));
+  }
+
+  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const retries = options.retries ?? 8;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.dialect.name === 'sqlite'
+          ? await this.sqliteMutex.run(() => this.sqliteTransaction(work, options.failWhenBusy ?? false))
+          : await this.withRunner((qr) => this.serverTransaction(qr, work));
+      } catch (err) {
+        if (attempt >= retries || !isTransientConflict(err) || (options.failWhenBusy && isSqliteBusy(err))) throw err;
+        await sleep(backoff(attempt));
+      }
+    }
+  }
+
+  /** Runs statements through the application's EntityManager (its transaction, if any). */
+  executorFor(manager: EntityManager): SqlExecutor {
+    const dialect = this.dialect;
+    return {
+      dialect,
+      run: async (statement: Sql) => {
+        const { text, params } = statement.render(dialect.name);
+        const runner = manager.queryRunner;
+        if (runner) return toResult(await runner.query(text, params, true));
+        return this.withRunnerOf(manager.connection, async (qr) => toResult(await qr.query(text, params, true)));
+      },
+    };
+  }
+
+  private async serverTransaction<T>(qr: QueryRunner, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    if (this.dialect.name === 'postgres') {
+      await qr.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+    } else {
+      await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await qr.query('START TRANSACTION');
+    }
+    try {
+      const result = await work({ dialect: this.dialect, run: (s) => execute(qr, this.dialect, s) });
+      await qr.query('COMMIT');
+      return result;
+    } catch (err) {
+      await qr.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async sqliteTransaction<T>(work: (tx: SqlExecutor) => Promise<T>, failWhenBusy: boolean): Promise<T> {
+    return this.withRunner(async (qr) => {
+      await (failWhenBusy ? qr.query('BEGIN IMMEDIATE') : this.retryBusy(() => qr.query('BEGIN IMMEDIATE')));
+      try {
+        const result = await work({ dialect: this.dialect, run: (s) => execute(qr, this.dialect, s) });
+        await qr.query('COMMIT');
+        return result;
+      } catch (err) {
+        await qr.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /** Waits out another process's SQLite write lock without blocking the event loop. */
+  private async retryBusy<T>(work: () => Promise<T>, deadlineMs = 60_000): Promise<T> {
+    const start = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work();
+      } catch (err) {
+        if (!isSqliteBusy(err) || Date.now() - start > deadlineMs) throw err;
+        await sleep(Math.min(BUSY_BACKOFF_MAX_MS, backoff(attempt)));
+      }
+    }
+  }
+
+  private withRunner<T>(work: (qr: QueryRunner) => Promise<T>): Promise<T> {
+    return this.withRunnerOf(this.dataSource, work);
+  }
+
+  private async withRunnerOf<T>(dataSource: DataSource, work: (qr: QueryRunner) => Promise<T>): Promise<T> {
+    const qr = dataSource.createQueryRunner();
+    let failure: unknown;
+    try {
+      return await work(qr);
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      // A broken pg connection goes back to the pool as an error, so the pool discards it
+      // (mysql2's pool drops errored connections by itself).
+      const pgRunner = qr as QueryRunner & { releasePostgresConnection?: (err?: unknown) => Promise<void> };
+      const release =
+        failure !== undefined && isConnectionError(failure) && pgRunner.releasePostgresConnection
+          ? pgRunner.releasePostgresConnection(failure)
+          : qr.release();
+      await release.catch(() => undefined);
+    }
+  }
+}
+
+async function execute(qr: QueryRunner, dialect: SqlDialect, statement: Sql): Promise<SqlResult> {
+  const { text, params } = statement.render(dialect.name);
+  return toResult(await qr.query(text, params, true));
+}
+
+function toResult(result: { records?: unknown[]; affected?: number; raw?: unknown }): SqlResult {
+  const raw = result.raw as { insertId?: number | string } | undefined;
+  const insertId = raw && typeof raw === 'object' && 'insertId' in raw ? Number(raw.insertId) : undefined;
+  return {
+    rows: (Array.isArray(result.records) ? result.records : []) as SqlResult['rows'],
+    affected: result.affected ?? 0,
+    insertId,
+  };
+}
+
+function backoff(attempt: number): number {
+  return Math.random() * Math.min(1_000, 5 * 2 ** attempt);
+}

@@ -1,0 +1,115 @@
+import { isUniqueViolation } from '../database/db-errors';
+import type { SqlExecutor } from '../database/sql-executor';
+import { ExistingParentError, FailedUpstreamJobError, MissingUpstreamJobError } from '../errors';
+import type { PlannedNode } from '../graph/validate-graph';
+import {
+  allocateJobIds,
+  findJobsByKey,
+  insertDependencies,
+  insertJobs,
+  lockUpstreamJobs,
+  setParents,
+  type InsertableJob,
+} from './job-insert.sql';
+import type { NormalizedJob } from './normalize-job';
+
+export interface PreparedGraph {
+  planned: PlannedNode[];
+  jobs: NormalizedJob[];
+  /** Keep graph refs in the `ref` column (false for single `enqueue`). */
+  storeRefs: boolean;
+}
+
+export interface InsertedGraph {
+  /** Job id per node, in input order (existing ids for nodes matched by key). */
+  ids: number[];
+  /** New rows written as `ready`. */
+  readyCount: number;
+}
+
+/**
+ * Writes a validated graph with a handful of multi-row statements, all inside the caller's
+ * transaction: look up dedup keys, lock existing upstreams, reserve ids, insert jobs, insert
+ * edges. Each new job records how many of its dependencies are still open (`pending_deps`) and
+ * starts `waiting` if any are, or if it is a container; otherwise `ready`.
+ */
+export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoIncrementStep = 1): Promise<InsertedGraph> {
+  const { planned, jobs } = graph;
+  const keys = jobs.map((j) => j.key).filter((k): k is string => k !== null);
+  const byKey = keys.length ? await findJobsByKey(tx, [...new Set(keys)]) : new Map();
+  const existing = jobs.map((j) => (j.key === null ? undefined : byKey.get(j.key)));
+
+  // Existing jobs referenced by new nodes: numeric dependencies and key-matched nodes.
+  const upstreamIds = new Set<number>();
+  planned.forEach((node, i) => {
+    if (existing[i]) return;
+    const parent = node.parentIndex;
+    if (parent !== null && existing[parent]) throw new ExistingParentError(node.ref, planned[parent].ref);
+    node.depIds.forEach((id) => upstreamIds.add(id));
+    node.depIndices.forEach((d) => existing[d] && upstreamIds.add(existing[d]!.id));
+  });
+  planned.forEach((node, i) => {
+    const parent = node.parentIndex;
+    if (existing[i] && parent !== null && !existing[parent]) throw new ExistingParentError(node.ref, planned[parent].ref);
+  });
+  const upstreamState = upstreamIds.size ? await lockUpstreamJobs(tx, [...upstreamIds]) : new Map<number, string>();
+  const missing = [...upstreamIds].filter((id) => !upstreamState.has(id));
+  if (missing.length) throw new MissingUpstreamJobError(missing.sort((a, b) => a - b));
+  for (const [id, state] of upstreamState) {
+    if (state === 'failed' || state === 'cancelled') throw new FailedUpstreamJobError(id, state);
+  }
+
+  const fresh = planned.map((_, i) => i).filter((i) => !existing[i]);
+  const reserved = await allocateJobIds(tx, fresh.length);
+  const ids: number[] = existing.map((e) => e?.id ?? 0);
+  if (reserved) fresh.forEach((i, k) => (ids[i] = reserved[k]));
+
+  let readyCount = 0;
+  const rows: InsertableJob[] = fresh.map((i) => {
+    const node = planned[i];
+    const openDeps =
+      node.depIndices.filter((d) => !existing[d] || upstreamState.get(existing[d]!.id) !== 'done').length +
+      node.depIds.filter((id) => upstreamState.get(id) !== 'done').length;
+    const state = node.isContainer || openDeps > 0 ? 'waiting' : 'ready';
+    if (state === 'ready') readyCount++;
+    return {
+      ...jobs[i],
+      id: reserved ? ids[i] : null,
+      ref: graph.storeRefs ? node.ref : null,
+      state,
+      parentId: reserved && node.parentIndex !== null ? ids[node.parentIndex] : null,
+      isContainer: node.isContainer,
+      pendingDeps: openDeps,
+      pendingChildren: node.childCount,
+    };
+  });
+
+  if (rows.length) {
+    const inserted = await insertJobs(tx, rows, autoIncrementStep);
+    fresh.forEach((i, k) => (ids[i] = inserted[k]));
+    if (!reserved) {
+      const parents = fresh
+        .filter((i) => planned[i].parentIndex !== null)
+        .map((i) => ({ id: ids[i], parentId: ids[planned[i].parentIndex!] }));
+      if (parents.length) await setParents(tx, parents);
+    }
+    const edges: Array<[number, number]> = [];
+    for (const i of fresh) {
+      for (const d of planned[i].depIndices) edges.push([ids[i], ids[d]]);
+      for (const id of planned[i].depIds) edges.push([ids[i], id]);
+    }
+    if (edges.length) await insertDependencies(tx, edges);
+  }
+  return { ids, readyCount };
+}
+
+/** Retries a graph insert that lost a race on a dedup key; the retry sees the winner's row. */
+export async function withKeyRaceRetry<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= attempts || !isUniqueViolation(err)) throw err;
+    }
+  }
+}

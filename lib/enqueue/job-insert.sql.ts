@@ -1,0 +1,142 @@
+import { sql, type Sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+import type { NormalizedJob } from './normalize-job';
+
+/** A row about to be written. `id` is preassigned on PostgreSQL and SQLite, and null on MySQL. */
+export interface InsertableJob extends NormalizedJob {
+  id: number | null;
+  ref: string | null;
+  state: 'waiting' | 'ready';
+  parentId: number | null;
+  isContainer: boolean;
+  pendingDeps: number;
+  pendingChildren: number;
+}
+
+const ROWS_PER_STATEMENT = 1_000;
+const BYTES_PER_STATEMENT = 4 * 1024 * 1024;
+
+/** Existing jobs with these dedup keys. */
+export async function findJobsByKey(tx: SqlExecutor, keys: string[]): Promise<Map<string, { id: number; state: string }>> {
+  const found = new Map<string, { id: number; state: string }>();
+  for (const chunk of chunks(keys, ROWS_PER_STATEMENT)) {
+    const { rows } = await tx.run(sql`SELECT id, job_key, state FROM jobs WHERE job_key IN (${sql.list(chunk)})`);
+    for (const r of rows) found.set(String(r.job_key), { id: Number(r.id), state: String(r.state) });
+  }
+  return found;
+}
+
+/**
+ * Reads the state of existing upstream jobs under a shared row lock, in id order. The lock
+ * orders this insert against the upstream's finalize: either the finalize commits first and we
+ * read `done`, or it waits for our commit and then sees (and counts down) our new edges.
+ */
+export async function lockUpstreamJobs(tx: SqlExecutor, ids: number[]): Promise<Map<number, string>> {
+  const states = new Map<number, string>();
+  const sorted = [...ids].sort((a, b) => a - b);
+  const lock = tx.dialect.name === 'postgres' ? sql` FOR SHARE` : tx.dialect.name === 'mysql' ? sql` LOCK IN SHARE MODE` : sql``;
+  for (const chunk of chunks(sorted, ROWS_PER_STATEMENT)) {
+    const { rows } = await tx.run(sql`SELECT id, state FROM jobs WHERE id IN (${sql.list(chunk)}) ORDER BY id${lock}`);
+    for (const r of rows) states.set(Number(r.id), String(r.state));
+  }
+  return states;
+}
+
+/**
+ * Reserves `count` ids before inserting, so parent ids and dependency edges can be written in
+ * the same multi-row statements. MySQL cannot (see insertJobs); it returns null.
+ */
+export async function allocateJobIds(tx: SqlExecutor, count: number): Promise<number[] | null> {
+  if (count === 0) return [];
+  if (tx.dialect.name === 'postgres') {
+    const { rows } = await tx.run(
+      sql`SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id FROM generate_series(1, ${count}::int)`,
+    );
+    return rows.map((r) => Number(r.id));
+  }
+  if (tx.dialect.name === 'sqlite') {
+    // AUTOINCREMENT hands out max(sqlite_sequence.seq, max(rowid)) + 1; bumping seq first
+    // reserves the block for this transaction, which holds the write lock.
+    await tx.run(sql`INSERT INTO sqlite_sequence (name, seq) SELECT 'jobs', COALESCE((SELECT MAX(id) FROM jobs), 0)
+      WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'jobs')`);
+    const { rows } = await tx.run(
+      sql`UPDATE sqlite_sequence SET seq = MAX(seq, COALESCE((SELECT MAX(id) FROM jobs), 0)) + ${count} WHERE name = 'jobs' RETURNING seq`,
+    );
+    const last = Number(rows[0].seq);
+    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+  }
+  return null;
+}
+
+/**
+ * Multi-row inserts, chunked by rows and bytes. Returns the ids in input order.
+ * On MySQL a multi-row INSERT ("simple insert") receives consecutive AUTO_INCREMENT values
+ * in every innodb_autoinc_lock_mode, stepping by auto_increment_increment.
+ */
+export async function insertJobs(tx: SqlExecutor, jobs: InsertableJob[], autoIncrementStep = 1): Promise<number[]> {
+  const ids: number[] = [];
+  const now = tx.dialect.now();
+  for (const chunk of byteChunks(jobs)) {
+    const withId = chunk[0].id !== null;
+    const values = chunk.map(
+      (j) => sql`(${withId ? sql`${j.id}, ` : sql``}${j.type}, ${j.ref}, ${j.argsJson}, ${j.state}, ${j.parentId},
+        ${j.isContainer ? 1 : 0}, ${j.pendingDeps}, ${j.pendingChildren}, ${j.group}, ${j.weight}, ${j.priority},
+        ${j.runAfter ? tx.dialect.timeParam(j.runAfter) : now}, ${j.maxAttempts}, ${j.timeoutMs}, ${j.key}, ${now}, ${now})`,
+    );
+    const result = await tx.run(sql`INSERT INTO jobs (${withId ? sql`id, ` : sql``}type, ref, args, state, parent_id,
+      is_container, pending_deps, pending_children, group_key, weight, priority,
+      run_after, max_attempts, timeout_ms, job_key, created_at, updated_at)
+      VALUES ${sql.join(values)}`);
+    if (withId) {
+      chunk.forEach((j) => ids.push(j.id!));
+    } else {
+      if (result.insertId === undefined || !(result.insertId > 0)) throw new Error('INSERT returned no insertId');
+      chunk.forEach((_, i) => ids.push(result.insertId! + i * autoIncrementStep));
+    }
+  }
+  return ids;
+}
+
+/** MySQL only: parent ids are known after the insert. */
+export async function setParents(tx: SqlExecutor, pairs: Array<{ id: number; parentId: number }>): Promise<void> {
+  for (const chunk of chunks(pairs, ROWS_PER_STATEMENT)) {
+    const cases = sql.join(chunk.map((p) => sql`WHEN ${p.id} THEN ${p.parentId}`), ' ');
+    await tx.run(sql`UPDATE jobs SET parent_id = CASE id ${cases} END WHERE id IN (${sql.list(chunk.map((p) => p.id))})`);
+  }
+}
+
+export async function insertDependencies(tx: SqlExecutor, edges: Array<[jobId: number, dependsOnId: number]>): Promise<void> {
+  for (const chunk of chunks(edges, ROWS_PER_STATEMENT * 5)) {
+    const values: Sql[] = chunk.map(([a, b]) => sql`(${a}, ${b})`);
+    await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id) VALUES ${sql.join(values)}`);
+  }
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function byteChunks(jobs: InsertableJob[]): InsertableJob[][] {
+  const out: InsertableJob[][] = [];
+  let current: InsertableJob[] = [];
+  let bytes = 0;
+  for (const job of jobs) {
+    if (current.length && (current.length >= ROWS_PER_STATEMENT || bytes + job.argsJson.length > BYTES_PER_STATEMENT)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(job);
+    bytes += job.argsJson.length;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+/** MySQL: the step between AUTO_INCREMENT values of one multi-row insert. */
+export async function readAutoIncrementStep(db: SqlExecutor): Promise<number> {
+  const { rows } = await db.run(sql`SELECT @@auto_increment_increment AS step`);
+  return Number(rows[0]?.step ?? 1) || 1;
+}

@@ -1,0 +1,104 @@
+import { JobQueueError } from './job-queue.error';
+
+/** Base of every error raised while validating `enqueueGraph` input. Nothing was written. */
+export abstract class GraphValidationError extends JobQueueError {}
+
+export class DuplicateRefError extends GraphValidationError {
+  readonly code = 'GRAPH_DUPLICATE_REF';
+  constructor(readonly ref: string) {
+    super(`Graph: ref "${ref}" is used by more than one node; refs must be unique within a graph.`);
+  }
+}
+
+export class UnknownDependencyError extends GraphValidationError {
+  readonly code = 'GRAPH_UNKNOWN_DEPENDENCY';
+  constructor(
+    readonly ref: string,
+    readonly dependency: string,
+  ) {
+    super(
+      `Graph: node "${ref}" depends on "${dependency}", which is not a ref in this graph. ` +
+        `Use a ref of this graph, or a numeric id to depend on an existing job.`,
+    );
+  }
+}
+
+export class SelfDependencyError extends GraphValidationError {
+  readonly code = 'GRAPH_SELF_DEPENDENCY';
+  constructor(readonly ref: string) {
+    super(`Graph: node "${ref}" depends on itself.`);
+  }
+}
+
+export class DependencyCycleError extends GraphValidationError {
+  readonly code = 'GRAPH_CYCLE';
+  constructor(readonly path: readonly string[]) {
+    super(`Graph: dependency cycle ${path.join(' -> ')}; a job graph must be acyclic.`);
+  }
+}
+
+export class UnknownParentError extends GraphValidationError {
+  readonly code = 'GRAPH_UNKNOWN_PARENT';
+  constructor(
+    readonly ref: string,
+    readonly parent: string,
+  ) {
+    super(`Graph: node "${ref}" has parent "${parent}", which is not a ref in this graph.`);
+  }
+}
+
+export class ParentCycleError extends GraphValidationError {
+  readonly code = 'GRAPH_PARENT_CYCLE';
+  constructor(readonly path: readonly string[]) {
+    super(`Graph: parent chain ${path.join(' -> ')} loops; a container cannot be its own descendant.`);
+  }
+}
+
+/** A node depends on its own container (or a container on its own descendant): both would wait forever. */
+export class ParentDependencyConflictError extends GraphValidationError {
+  readonly code = 'GRAPH_PARENT_DEPENDENCY_CONFLICT';
+  constructor(
+    readonly ref: string,
+    readonly other: string,
+    readonly relation: 'ancestor' | 'descendant',
+  ) {
+    super(
+      relation === 'ancestor'
+        ? `Graph: node "${ref}" depends on its own container "${other}", which finishes only after "${ref}" does.`
+        : `Graph: container "${ref}" depends on its own descendant "${other}"; its children inherit its dependencies, so "${other}" would wait for itself.`,
+    );
+  }
+}
+
+/** A numeric dependency names a job id that does not exist. */
+export class MissingUpstreamJobError extends GraphValidationError {
+  readonly code = 'GRAPH_MISSING_UPSTREAM';
+  constructor(readonly ids: readonly number[]) {
+    super(`Graph: dependencies on job id${ids.length > 1 ? 's' : ''} ${ids.join(', ')} that do not exist.`);
+  }
+}
+
+/** A dependency (numeric id, or an existing job matched by key) already failed or was cancelled. */
+export class FailedUpstreamJobError extends GraphValidationError {
+  readonly code = 'GRAPH_FAILED_UPSTREAM';
+  constructor(
+    readonly id: number,
+    readonly state: string,
+  ) {
+    super(`Graph: dependency on job ${id}, which is ${state}; retry it first or drop the dependency.`);
+  }
+}
+
+/** A new node names, as parent, a node whose key matched an existing job. */
+export class ExistingParentError extends GraphValidationError {
+  readonly code = 'GRAPH_EXISTING_PARENT';
+  constructor(
+    readonly ref: string,
+    readonly parent: string,
+  ) {
+    super(
+      `Graph: node "${ref}" has parent "${parent}", whose key matched a job that already exists; ` +
+        `children cannot be added to an existing container.`,
+    );
+  }
+}

@@ -1,0 +1,4 @@
+export * from './job-queue.error';
+export * from './options.errors';
+export * from './job.errors';
+export * from './graph.errors';

@@ -1,0 +1,72 @@
+import { JobQueueError } from './job-queue.error';
+import { describeValue } from './options.errors';
+
+/** A field of an enqueued job is invalid (type, group, priority, args, ...). Nothing was written. */
+export class InvalidJobError extends JobQueueError {
+  readonly code: string = 'INVALID_JOB';
+
+  constructor(
+    readonly field: string,
+    readonly expected: string,
+    readonly received: unknown,
+    readonly ref?: string,
+  ) {
+    super(`Job${ref === undefined ? '' : ` "${ref}"`}: "${field}" must be ${expected}; received ${describeValue(received)}.`);
+  }
+}
+
+/** `args` holds something JSON cannot carry faithfully (a function, a BigInt, a symbol, a cycle). */
+export class ArgsNotSerializableError extends JobQueueError {
+  readonly code = 'ARGS_NOT_SERIALIZABLE';
+
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+    readonly ref?: string,
+  ) {
+    super(
+      `Job${ref === undefined ? '' : ` "${ref}"`}: args${path} ${reason}; args are stored as JSON, ` +
+        `so pass plain data (convert BigInt to string, drop functions and cycles).`,
+    );
+  }
+}
+
+/** Serialized `args` exceed the `maxArgsBytes` option. */
+export class ArgsTooLargeError extends JobQueueError {
+  readonly code = 'ARGS_TOO_LARGE';
+
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+    readonly ref?: string,
+  ) {
+    super(
+      `Job${ref === undefined ? '' : ` "${ref}"`}: args serialize to ${bytes} bytes, over the ${limit}-byte limit ` +
+        `(option maxArgsBytes). Store large payloads elsewhere and pass a reference.`,
+    );
+  }
+}
+
+/** No `@JobHandler` is registered for this type and it is not declared in `externalTypes`. */
+export class UnknownJobTypeError extends JobQueueError {
+  readonly code = 'UNKNOWN_JOB_TYPE';
+
+  constructor(
+    readonly type: string,
+    readonly known: readonly string[],
+  ) {
+    super(
+      `No @JobHandler('${type}') is registered` +
+        (known.length ? ` (registered: ${known.map((t) => `'${t}'`).join(', ')})` : '') +
+        `. Fix the type, add the handler, or list types handled by other processes in the "externalTypes" option.`,
+    );
+  }
+}
+
+export class JobNotFoundError extends JobQueueError {
+  readonly code = 'JOB_NOT_FOUND';
+
+  constructor(readonly id: number) {
+    super(`Job ${id} does not exist (it may have been removed by the retention sweep).`);
+  }
+}

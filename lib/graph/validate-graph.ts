@@ -1,0 +1,179 @@
+import {
+  DependencyCycleError,
+  DuplicateRefError,
+  InvalidJobError,
+  ParentCycleError,
+  ParentDependencyConflictError,
+  SelfDependencyError,
+  UnknownDependencyError,
+  UnknownParentError,
+} from '../errors';
+
+export interface GraphNodeShape {
+  ref: string;
+  dependsOn?: ReadonlyArray<string | number>;
+  parent?: string;
+}
+
+/** One node after validation; references are indices into the input array. */
+export interface PlannedNode {
+  ref: string;
+  /** Indices of in-graph nodes this node waits for, its containers' dependencies included. */
+  depIndices: number[];
+  /** Ids of existing jobs this node waits for, its containers' dependencies included. */
+  depIds: number[];
+  parentIndex: number | null;
+  isContainer: boolean;
+  childCount: number;
+}
+
+export const MAX_REF_LENGTH = 200;
+
+/**
+ * Validates a graph's structure and resolves it to indices. Pure: no database.
+ *
+ * Containers hand their dependencies down to their children (a child cannot start before its
+ * container's upstreams are done), and a container waits for its children. The cycle check
+ * therefore runs on the "waits for" relation: node → dependency, and container → child, so a
+ * deadlock through a container is reported like any other cycle, with its path.
+ */
+export function validateGraph(nodes: readonly GraphNodeShape[]): PlannedNode[] {
+  const indexOf = new Map<string, number>();
+  nodes.forEach((node, i) => {
+    const ref = node?.ref;
+    if (typeof ref !== 'string' || ref.length === 0 || ref.length > MAX_REF_LENGTH) {
+      throw new InvalidJobError('ref', `a non-empty string of at most ${MAX_REF_LENGTH} characters`, ref, `#${i}`);
+    }
+    if (indexOf.has(ref)) throw new DuplicateRefError(ref);
+    indexOf.set(ref, i);
+  });
+
+  const parentOf = nodes.map((node) => {
+    if (node.parent === undefined || node.parent === null) return null;
+    if (typeof node.parent !== 'string') {
+      throw new InvalidJobError('parent', 'the ref (a string) of a container node in this graph', node.parent, node.ref);
+    }
+    const p = indexOf.get(node.parent);
+    if (p === undefined) throw new UnknownParentError(node.ref, node.parent);
+    return p;
+  });
+  checkParentChains(nodes, parentOf);
+
+  const ownIndices: number[][] = [];
+  const ownIds: number[][] = [];
+  nodes.forEach((node, i) => {
+    const deps = node.dependsOn ?? [];
+    if (!Array.isArray(deps)) {
+      throw new InvalidJobError('dependsOn', 'an array of refs (strings) or job ids (integers)', deps, node.ref);
+    }
+    const indices = new Set<number>();
+    const ids = new Set<number>();
+    for (const dep of deps) {
+      if (typeof dep === 'string') {
+        const d = indexOf.get(dep);
+        if (d === undefined) throw new UnknownDependencyError(node.ref, dep);
+        if (d === i) throw new SelfDependencyError(node.ref);
+        indices.add(d);
+      } else if (typeof dep === 'number' && Number.isSafeInteger(dep) && dep > 0) {
+        ids.add(dep);
+      } else {
+        throw new InvalidJobError('dependsOn', 'refs (strings) or job ids (positive integers)', dep, node.ref);
+      }
+    }
+    ownIndices.push([...indices]);
+    ownIds.push([...ids]);
+  });
+
+  // A dependency on one's own container, or a container's on its own descendant, can never resolve.
+  const ancestors = nodes.map((_, i) => ancestorsOf(i, parentOf));
+  nodes.forEach((node, i) => {
+    for (const d of ownIndices[i]) {
+      if (ancestors[i].includes(d)) throw new ParentDependencyConflictError(node.ref, nodes[d].ref, 'ancestor');
+      if (ancestors[d].includes(i)) throw new ParentDependencyConflictError(node.ref, nodes[d].ref, 'descendant');
+    }
+  });
+
+  const childCount = new Array<number>(nodes.length).fill(0);
+  parentOf.forEach((p) => {
+    if (p !== null) childCount[p]++;
+  });
+
+  const planned: PlannedNode[] = nodes.map((node, i) => {
+    const depIndices = new Set(ownIndices[i]);
+    const depIds = new Set(ownIds[i]);
+    for (const a of ancestors[i]) {
+      ownIndices[a].forEach((d) => depIndices.add(d));
+      ownIds[a].forEach((d) => depIds.add(d));
+    }
+    return {
+      ref: node.ref,
+      depIndices: [...depIndices],
+      depIds: [...depIds],
+      parentIndex: parentOf[i],
+      isContainer: childCount[i] > 0,
+      childCount: childCount[i],
+    };
+  });
+
+  const cycle = findCycle(planned);
+  if (cycle) throw new DependencyCycleError(cycle.map((i) => nodes[i].ref));
+  return planned;
+}
+
+function ancestorsOf(i: number, parentOf: readonly (number | null)[]): number[] {
+  const out: number[] = [];
+  for (let p = parentOf[i]; p !== null; p = parentOf[p]) out.push(p);
+  return out;
+}
+
+function checkParentChains(nodes: readonly GraphNodeShape[], parentOf: readonly (number | null)[]): void {
+  const settled = new Uint8Array(nodes.length); // 1 = known to reach a root
+  for (let start = 0; start < nodes.length; start++) {
+    const path: number[] = [];
+    const onPath = new Set<number>();
+    let cur: number | null = start;
+    while (cur !== null && !settled[cur]) {
+      if (onPath.has(cur)) {
+        const loop = path.slice(path.indexOf(cur)).concat(cur);
+        throw new ParentCycleError(loop.map((i) => nodes[i].ref));
+      }
+      onPath.add(cur);
+      path.push(cur);
+      cur = parentOf[cur];
+    }
+    path.forEach((i) => (settled[i] = 1));
+  }
+}
+
+/** Iterative DFS over "waits for" edges; returns a cycle's node indices (first = last), or null. */
+function findCycle(planned: readonly PlannedNode[]): number[] | null {
+  const waitsFor: number[][] = planned.map((n) => [...n.depIndices]);
+  planned.forEach((n, i) => {
+    if (n.parentIndex !== null) waitsFor[n.parentIndex].push(i);
+  });
+  const WHITE = 0;
+  const GREY = 1;
+  const BLACK = 2;
+  const color = new Uint8Array(planned.length);
+  const next = new Uint32Array(planned.length); // per node: next edge to explore
+  for (let root = 0; root < planned.length; root++) {
+    if (color[root] !== WHITE) continue;
+    const stack = [root];
+    color[root] = GREY;
+    while (stack.length) {
+      const v = stack[stack.length - 1];
+      if (next[v] < waitsFor[v].length) {
+        const w = waitsFor[v][next[v]++];
+        if (color[w] === GREY) return stack.slice(stack.indexOf(w)).concat(w);
+        if (color[w] === WHITE) {
+          color[w] = GREY;
+          stack.push(w);
+        }
+      } else {
+        color[v] = BLACK;
+        stack.pop();
+      }
+    }
+  }
+  return null;
+}

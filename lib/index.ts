@@ -1,0 +1,20 @@
+export { JobQueueModule } from './job-queue.module';
+export { JobQueueService } from './job-queue.service';
+export { JobHandler, type JobHandlerOptions } from './handlers/job-handler.decorator';
+export { DuplicateJobHandlerError, InvalidJobHandlerError } from './handlers/job-handler.errors';
+export type {
+  Dialect,
+  JobQueueLimits,
+  JobQueueModuleOptions,
+  ResolvedJobQueueOptions,
+  RetryBackoffOptions,
+} from './job-queue.options';
+export type { EnqueueInput, EnqueueOptions, GraphIds, GraphNode, JobOptions, JobState, JobView } from './job.types';
+export { TERMINAL_STATES } from './job.types';
+export { JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS } from './job-queue.constants';
+export { JobEntity } from './entities/job.entity';
+export { JobDepEntity } from './entities/job-dep.entity';
+export { jobQueueMigrations, JobQueueMigration } from './migrations';
+export { ClaimService } from './claim/claim.service';
+export type { ClaimQuota, ClaimRequest } from './claim/claim-request';
+export * from './errors';

@@ -1,0 +1,64 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ClaimService } from './claim/claim.service';
+import { JobQueueConnection } from './database/job-queue.connection';
+import { JobQueueDatabase } from './database/job-queue.database';
+import { JobHandlerExplorer } from './handlers/job-handler.explorer';
+import { JobHandlerRegistry } from './handlers/job-handler.registry';
+import { JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS } from './job-queue.constants';
+import {
+  ASYNC_OPTIONS_TYPE,
+  ConfigurableJobQueueModule,
+  JOB_QUEUE_MODULE_OPTIONS,
+  OPTIONS_TYPE,
+} from './job-queue.module-definition';
+import type { Dialect, JobQueueModuleOptions } from './job-queue.options';
+import { JobQueueService } from './job-queue.service';
+import { JobQueueLifecycle } from './job-queue.lifecycle';
+import { resolveOptions } from './options/resolve-options';
+
+/**
+ * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
+ * `forRootAsync({ inject, useFactory })`. Global by default, so `JobQueueService` can be
+ * injected anywhere once the module is imported at the root.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    {
+      provide: JOB_QUEUE_OPTIONS,
+      inject: [JOB_QUEUE_MODULE_OPTIONS],
+      useFactory: (raw: JobQueueModuleOptions) => resolveOptions(raw),
+    },
+    {
+      provide: JobQueueConnection,
+      inject: [JOB_QUEUE_OPTIONS],
+      useFactory: (options: ReturnType<typeof resolveOptions>) => JobQueueConnection.open(options),
+    },
+    { provide: JobQueueDatabase, inject: [JobQueueConnection], useFactory: (c: JobQueueConnection) => c.db },
+    { provide: JOB_QUEUE_DATA_SOURCE, inject: [JobQueueConnection], useFactory: (c: JobQueueConnection) => c.dataSource },
+    JobHandlerRegistry,
+    JobHandlerExplorer,
+    ClaimService,
+    JobQueueService,
+    JobQueueLifecycle,
+  ],
+  exports: [JobQueueService, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
+})
+export class JobQueueModule extends ConfigurableJobQueueModule {
+  static override forRoot(options: Dialect | typeof OPTIONS_TYPE): DynamicModule {
+    // Validate eagerly too, so a bad literal fails at the import site with a clear message.
+    const normalized = typeof options === 'string' ? { dialect: options } : options;
+    resolveOptions(stripExtras(normalized));
+    return super.forRoot(normalized);
+  }
+
+  static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
+    return super.forRootAsync(options);
+  }
+}
+
+function stripExtras(options: typeof OPTIONS_TYPE): JobQueueModuleOptions {
+  const { isGlobal: _isGlobal, ...rest } = options as typeof OPTIONS_TYPE & { isGlobal?: boolean };
+  return rest;
+}

@@ -1,0 +1,111 @@
+import type { DataSource } from 'typeorm';
+
+export type Dialect = 'postgres' | 'mysql' | 'sqlite';
+export const DIALECTS: readonly Dialect[] = ['postgres', 'mysql', 'sqlite'];
+
+/** Cluster-wide caps on jobs in flight (leased or running), enforced inside the claim transaction. */
+export interface JobQueueLimits {
+  /** At most this many jobs in flight across every process. */
+  global?: number;
+  /** Per group key. */
+  groups?: Record<string, number>;
+  /** Per job type. */
+  types?: Record<string, number>;
+}
+
+export interface RetryBackoffOptions {
+  /** Delay before the second attempt. Default 1000 ms. */
+  baseMs?: number;
+  /** Upper bound of any delay. Default 5 minutes. */
+  maxMs?: number;
+  /** Growth per attempt. Default 2. */
+  factor?: number;
+}
+
+/** Options of `JobQueueModule.forRoot` / `forRootAsync`. Every field is validated at start-up. */
+export interface JobQueueModuleOptions {
+  dialect: Dialect;
+  /** `postgres://…` or `mysql://…`; for SQLite a file path. Ignored when `dataSource` is given. */
+  url?: string;
+  /** SQLite file (default `./jobs.sqlite`), or the database name for postgres/mysql. */
+  database?: string;
+  /**
+   * Share the application's TypeORM DataSource (postgres/mysql), so `enqueue(..., { manager })`
+   * can join the app's transactions. For SQLite the queue opens its own connection to the same file.
+   */
+  dataSource?: DataSource;
+  /** Run the shipped migrations at start-up. Default true. */
+  runMigrations?: boolean;
+  /** Claim and run jobs in this process. Default true; false makes an enqueue-only process. */
+  worker?: boolean;
+  /** Jobs this process runs at once. Default 10. */
+  concurrency?: number;
+  /** Cluster-wide caps: the minimum of external limits (an API's rate, a licence, a budget). */
+  limits?: JobQueueLimits;
+  /** Fair-share weight per group key; overrides the weight given at enqueue. */
+  groupWeights?: Record<string, number>;
+  /** Idle poll interval; a finished job or a notification claims at once. Default 1000 ms. */
+  pollIntervalMs?: number;
+  /** A lease not renewed for this long is reclaimed by any process. Default 30 s. */
+  leaseTtlMs?: number;
+  /** Lease renewal interval while a handler runs; must be below `leaseTtlMs`. Default leaseTtlMs / 3. */
+  heartbeatIntervalMs?: number;
+  /** Interval of the expired-lease sweep. Default 5000 ms. */
+  reclaimIntervalMs?: number;
+  /** Interval of the overdue-job (timeout) sweep. Default 5000 ms. */
+  timeoutSweepIntervalMs?: number;
+  /** On shutdown, wait this long for running jobs before aborting them and handing their leases back. Default 10 s. */
+  shutdownGraceMs?: number;
+  /** Attempts per job unless the job or its handler says otherwise. Default 3. */
+  defaultMaxAttempts?: number;
+  /** Per-attempt timeout unless the job or its handler says otherwise. Default none. */
+  defaultTimeoutMs?: number;
+  /** Delay between attempts: exponential with full jitter. */
+  retryBackoff?: RetryBackoffOptions;
+  /** Wake idle workers with LISTEN/NOTIFY (postgres only). Default true. */
+  listenNotify?: boolean;
+  /** Largest serialized `args` accepted. Default 1 MiB. */
+  maxArgsBytes?: number;
+  /** Types handled by other processes, accepted by `enqueue` although no local handler exists. */
+  externalTypes?: string[];
+  /** Reject enqueue of types with no local handler and not in `externalTypes`. Default true. */
+  strictTypes?: boolean;
+  /** Connection pool size of the queue's own DataSource (postgres/mysql). Default 10. */
+  poolSize?: number;
+  /** SQLite busy timeout of one attempt before an async retry. Default 100 ms. */
+  sqliteBusyTimeoutMs?: number;
+  /** Name written into `lease_owner`. Default `<hostname>:<pid>:<random>`. */
+  workerId?: string;
+  /** Log SQL through TypeORM's logger (own DataSource only). Default false. */
+  logging?: boolean;
+}
+
+/** Options after defaults and validation; what the services read. */
+export interface ResolvedJobQueueOptions {
+  dialect: Dialect;
+  url: string | undefined;
+  database: string | undefined;
+  dataSource: DataSource | undefined;
+  runMigrations: boolean;
+  worker: boolean;
+  concurrency: number;
+  limits: Required<JobQueueLimits>;
+  groupWeights: Record<string, number>;
+  pollIntervalMs: number;
+  leaseTtlMs: number;
+  heartbeatIntervalMs: number;
+  reclaimIntervalMs: number;
+  timeoutSweepIntervalMs: number;
+  shutdownGraceMs: number;
+  defaultMaxAttempts: number;
+  defaultTimeoutMs: number | null;
+  retryBackoff: Required<RetryBackoffOptions>;
+  listenNotify: boolean;
+  maxArgsBytes: number;
+  externalTypes: string[];
+  strictTypes: boolean;
+  poolSize: number;
+  sqliteBusyTimeoutMs: number;
+  workerId: string;
+  logging: boolean;
+}

@@ -1,0 +1,81 @@
+import type { EntityManager } from 'typeorm';
+
+/**
+ * `waiting` (dependencies or children open) → `ready` → `leased`/`running` → `done` | `failed` | `cancelled`.
+ * Only `ready` rows are claimable.
+ */
+export type JobState = 'waiting' | 'ready' | 'leased' | 'running' | 'done' | 'failed' | 'cancelled';
+
+export const TERMINAL_STATES: readonly JobState[] = ['done', 'failed', 'cancelled'];
+
+/** A job as stored, with camelCase fields and parsed JSON. Returned by `get`, `enqueue` and `waitFor`. */
+export interface JobView<TArgs = unknown, TResult = unknown> {
+  id: number;
+  type: string;
+  /** The graph ref the job was enqueued under, or null. */
+  ref: string | null;
+  state: JobState;
+  args: TArgs;
+  result: TResult | null;
+  attempts: number;
+  maxAttempts: number;
+  lastError: string | null;
+  /** 0–100, as last reported by `ctx.progress`. */
+  progress: number;
+  currentStage: string | null;
+  group: string;
+  weight: number;
+  priority: number;
+  parentId: number | null;
+  /** True for a container: a job with children that never runs a handler and rolls up from them. */
+  isContainer: boolean;
+  key: string | null;
+  timeoutMs: number | null;
+  runAfter: Date;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  updatedAt: Date;
+}
+
+/** Scheduling options shared by `enqueue` and graph nodes. */
+export interface JobOptions {
+  /** Fair-share group (e.g. a tenant). Default `'default'`. */
+  group?: string;
+  /** Fair-share weight of the job's group, a positive integer. Default 1 (or the `groups` option). */
+  weight?: number;
+  /** Higher runs first within its group. A non-negative integer, default 0. */
+  priority?: number;
+  /** Not claimable before this time. */
+  runAfter?: Date;
+  /** Attempts before the job fails for good. Default: the handler's `maxAttempts`, else `defaultMaxAttempts`. */
+  maxAttempts?: number;
+  /** Per-attempt timeout. Default: the handler's `timeoutMs`, else `defaultTimeoutMs`. */
+  timeoutMs?: number;
+  /** Deduplication key: enqueueing an existing key returns the existing job instead of a new one. */
+  key?: string;
+}
+
+export interface EnqueueInput<TArgs = unknown> extends JobOptions {
+  type: string;
+  args?: TArgs;
+}
+
+/** One node of `enqueueGraph`. `dependsOn` lists refs of this graph, or ids of existing jobs. */
+export interface GraphNode<TArgs = unknown> extends EnqueueInput<TArgs> {
+  ref: string;
+  dependsOn?: ReadonlyArray<string | number>;
+  /** Ref of the container node this node belongs to. */
+  parent?: string;
+}
+
+export interface EnqueueOptions {
+  /**
+   * Run the inserts inside this TypeORM transaction (the app's own), so the jobs exist only if it
+   * commits. Needs the queue to share the app's database (`dataSource` option, or the same URL).
+   */
+  manager?: EntityManager;
+}
+
+/** `{ [ref]: id }` for every node of the graph, including nodes matched by key. */
+export type GraphIds<TRef extends string = string> = Record<TRef, number>;

@@ -1,0 +1,199 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { InvalidOptionError } from '../errors';
+import {
+  DIALECTS,
+  type Dialect,
+  type JobQueueModuleOptions,
+  type ResolvedJobQueueOptions,
+} from '../job-queue.options';
+
+const KNOWN_OPTIONS = new Set<string>([
+  'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'limits',
+  'groupWeights', 'pollIntervalMs', 'leaseTtlMs', 'heartbeatIntervalMs', 'reclaimIntervalMs',
+  'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
+  'listenNotify', 'maxArgsBytes', 'externalTypes', 'strictTypes', 'poolSize', 'sqliteBusyTimeoutMs',
+  'workerId', 'logging',
+]);
+
+const MAX_TIMER_MS = 2_147_483_647; // setTimeout's ceiling
+
+/**
+ * Applies defaults and validates every option, so that a typo or a bad value fails the
+ * application at start-up with the option's name, rather than later in a tick.
+ */
+export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefined): ResolvedJobQueueOptions {
+  const raw: Partial<JobQueueModuleOptions> =
+    typeof input === 'string' ? { dialect: input } : input == null ? {} : input;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new InvalidOptionError('(options)', `a dialect name (${DIALECTS.join(', ')}) or an options object`, raw);
+  }
+  for (const name of Object.keys(raw)) {
+    if (!KNOWN_OPTIONS.has(name)) {
+      throw new InvalidOptionError(name, `one of the documented options (${[...KNOWN_OPTIONS].join(', ')})`, name);
+    }
+  }
+
+  const dialect = raw.dialect;
+  if (!DIALECTS.includes(dialect as Dialect)) {
+    throw new InvalidOptionError('dialect', `one of ${DIALECTS.map((d) => `'${d}'`).join(', ')}`, dialect);
+  }
+  const url = optionalString(raw, 'url');
+  const database = optionalString(raw, 'database');
+  const dataSource = raw.dataSource;
+  if (dataSource !== undefined && !isDataSource(dataSource)) {
+    throw new InvalidOptionError('dataSource', 'a TypeORM DataSource', dataSource);
+  }
+  if (dataSource) {
+    const type = (dataSource.options as { type?: string }).type;
+    const expected = dialect === 'postgres' ? ['postgres'] : dialect === 'mysql' ? ['mysql', 'mariadb'] : ['better-sqlite3'];
+    if (!expected.includes(type ?? '')) {
+      throw new InvalidOptionError('dataSource', `a DataSource of type ${expected.join(' or ')} for dialect '${dialect}'`, type);
+    }
+  }
+  if (url !== undefined && dialect !== 'sqlite') {
+    const scheme = dialect === 'postgres' ? ['postgres:', 'postgresql:'] : ['mysql:', 'mariadb:'];
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !scheme.includes(parsed.protocol)) {
+      throw new InvalidOptionError('url', `a ${scheme.map((s) => `${s}//`).join(' or ')} URL for dialect '${dialect}'`, url);
+    }
+  }
+  if (dialect !== 'sqlite' && !dataSource && url === undefined && database === undefined) {
+    throw new InvalidOptionError('url', `set (or "dataSource") for dialect '${dialect}'`, undefined);
+  }
+  if (dialect === 'sqlite' && (url ?? database) === ':memory:') {
+    throw new InvalidOptionError(
+      'database',
+      'a file path: an in-memory SQLite database cannot be shared between connections or processes',
+      ':memory:',
+    );
+  }
+
+  const leaseTtlMs = int(raw, 'leaseTtlMs', 30_000, 1_000, MAX_TIMER_MS);
+  const heartbeatIntervalMs = int(raw, 'heartbeatIntervalMs', Math.floor(leaseTtlMs / 3), 50, MAX_TIMER_MS);
+  if (heartbeatIntervalMs >= leaseTtlMs) {
+    throw new InvalidOptionError('heartbeatIntervalMs', `below leaseTtlMs (${leaseTtlMs})`, heartbeatIntervalMs);
+  }
+
+  const backoff = (raw.retryBackoff ?? {}) as Record<string, unknown>;
+  if (typeof backoff !== 'object' || Array.isArray(backoff)) {
+    throw new InvalidOptionError('retryBackoff', 'an object { baseMs, maxMs, factor }', backoff);
+  }
+  const retryBackoff = {
+    baseMs: int(backoff, 'baseMs', 1_000, 0, MAX_TIMER_MS, 'retryBackoff.'),
+    maxMs: int(backoff, 'maxMs', 300_000, 0, MAX_TIMER_MS, 'retryBackoff.'),
+    factor: num(backoff, 'factor', 2, 1, 100, 'retryBackoff.'),
+  };
+
+  const limitsRaw = (raw.limits ?? {}) as Record<string, unknown>;
+  if (typeof limitsRaw !== 'object' || Array.isArray(limitsRaw)) {
+    throw new InvalidOptionError('limits', 'an object { global, groups, types }', limitsRaw);
+  }
+  for (const k of Object.keys(limitsRaw)) {
+    if (!['global', 'groups', 'types'].includes(k)) throw new InvalidOptionError(`limits.${k}`, 'one of global, groups, types', k);
+  }
+  const globalLimit = limitsRaw.global === undefined ? 0 : int(limitsRaw, 'global', 0, 1, 1_000_000, 'limits.');
+
+  return {
+    dialect: dialect as Dialect,
+    url,
+    database,
+    dataSource,
+    runMigrations: bool(raw, 'runMigrations', true),
+    worker: bool(raw, 'worker', true),
+    concurrency: int(raw, 'concurrency', 10, 1, 10_000),
+    limits: {
+      global: globalLimit,
+      groups: intRecord(limitsRaw.groups, 'limits.groups'),
+      types: intRecord(limitsRaw.types, 'limits.types'),
+    },
+    groupWeights: intRecord(raw.groupWeights, 'groupWeights'),
+    pollIntervalMs: int(raw, 'pollIntervalMs', 1_000, 10, MAX_TIMER_MS),
+    leaseTtlMs,
+    heartbeatIntervalMs,
+    reclaimIntervalMs: int(raw, 'reclaimIntervalMs', 5_000, 10, MAX_TIMER_MS),
+    timeoutSweepIntervalMs: int(raw, 'timeoutSweepIntervalMs', 5_000, 10, MAX_TIMER_MS),
+    shutdownGraceMs: int(raw, 'shutdownGraceMs', 10_000, 0, MAX_TIMER_MS),
+    defaultMaxAttempts: int(raw, 'defaultMaxAttempts', 3, 1, 1_000_000),
+    defaultTimeoutMs: raw.defaultTimeoutMs === undefined ? null : int(raw, 'defaultTimeoutMs', 0, 1, MAX_TIMER_MS),
+    retryBackoff,
+    listenNotify: bool(raw, 'listenNotify', true),
+    maxArgsBytes: int(raw, 'maxArgsBytes', 1024 * 1024, 1, 1024 * 1024 * 1024),
+    externalTypes: stringArray(raw.externalTypes, 'externalTypes'),
+    strictTypes: bool(raw, 'strictTypes', true),
+    poolSize: int(raw, 'poolSize', 10, 1, 1_000),
+    sqliteBusyTimeoutMs: int(raw, 'sqliteBusyTimeoutMs', 100, 0, 60_000),
+    workerId: optionalString(raw, 'workerId', 128) ?? defaultWorkerId(),
+    logging: bool(raw, 'logging', false),
+  };
+}
+
+function defaultWorkerId(): string {
+  return `${hostname().slice(0, 80)}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
+function isDataSource(value: unknown): value is import('typeorm').DataSource {
+  return typeof value === 'object' && value !== null && 'options' in value && 'createQueryRunner' in value;
+}
+
+function optionalString(obj: object, name: string, maxLength = 4096): string | undefined {
+  const v = (obj as Record<string, unknown>)[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.length === 0 || v.length > maxLength) {
+    throw new InvalidOptionError(name, `a non-empty string of at most ${maxLength} characters`, v);
+  }
+  return v;
+}
+
+function bool(obj: object, name: string, fallback: boolean): boolean {
+  const v = (obj as Record<string, unknown>)[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== 'boolean') throw new InvalidOptionError(name, 'true or false', v);
+  return v;
+}
+
+function int(obj: object, name: string, fallback: number, min: number, max: number, prefix = ''): number {
+  const v = (obj as Record<string, unknown>)[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new InvalidOptionError(prefix + name, `an integer from ${min} to ${max}`, v);
+  }
+  return v;
+}
+
+function num(obj: object, name: string, fallback: number, min: number, max: number, prefix = ''): number {
+  const v = (obj as Record<string, unknown>)[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw new InvalidOptionError(prefix + name, `a number from ${min} to ${max}`, v);
+  }
+  return v;
+}
+
+function intRecord(v: unknown, name: string): Record<string, number> {
+  if (v === undefined) return {};
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw new InvalidOptionError(name, 'an object of positive integers keyed by name', v);
+  }
+  const out: Record<string, number> = {};
+  for (const [k, n] of Object.entries(v)) {
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
+      throw new InvalidOptionError(`${name}.${k}`, 'an integer from 1 to 1000000', n);
+    }
+    out[k] = n;
+  }
+  return out;
+}
+
+function stringArray(v: unknown, name: string): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new InvalidOptionError(name, 'an array of non-empty strings', v);
+  }
+  return [...v];
+}

@@ -1,0 +1,1 @@
+// Placeholder until the sample app lands (issue 4).

@@ -1,0 +1,50 @@
+import { runJobQueueMigrations } from '../../lib/migrations/migration-runner';
+import { describeDialects } from '../support/describe-dialects';
+import { startQueueApp } from '../support/queue-app';
+
+describeDialects('schema and migrations', (db) => {
+  it('creates the tables and indexes at start-up, and a second start applies nothing', async () => {
+    // Three processes' worth of concurrent start-ups must not trip over each other.
+    const apps = await Promise.all([startQueueApp(db), startQueueApp(db), startQueueApp(db)]);
+    try {
+      const app = apps[0];
+      const history = await app.rows(`SELECT version, name FROM job_queue_migrations`);
+      expect(history.map((r) => Number(r.version))).toEqual([1]);
+      expect(await runJobQueueMigrations(app.dataSource, db.dialect)).toEqual([]);
+
+      const indexes = await indexNames(app.rows, db.dialect);
+      expect(indexes).toEqual(
+        expect.arrayContaining(['jobs_ready_idx', 'jobs_ready_group_idx', 'jobs_parent_idx', 'job_deps_depends_on_idx', 'jobs_job_key_uq']),
+      );
+      if (db.dialect === 'sqlite') {
+        const [{ journal_mode }] = await app.rows(`PRAGMA journal_mode`);
+        expect(journal_mode).toBe('wal');
+      }
+      if (db.dialect === 'postgres') {
+        const [{ indexdef }] = await app.rows(`SELECT indexdef FROM pg_indexes WHERE indexname = 'jobs_ready_idx'`);
+        expect(indexdef).toMatch(/WHERE \(\(state\)::text = 'ready'::text\)/);
+      }
+    } finally {
+      await Promise.all(apps.map((a) => a.close()));
+    }
+  });
+
+  it('leaves the schema alone when runMigrations is false', async () => {
+    const app = await startQueueApp(db, { runMigrations: false });
+    try {
+      expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_queue_migrations`))[0].n)).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+async function indexNames(rows: (q: string) => Promise<Record<string, unknown>[]>, dialect: string): Promise<string[]> {
+  const q =
+    dialect === 'postgres'
+      ? `SELECT indexname AS name FROM pg_indexes WHERE tablename IN ('jobs', 'job_deps')`
+      : dialect === 'mysql'
+        ? `SELECT DISTINCT index_name AS name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name IN ('jobs', 'job_deps')`
+        : `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('jobs', 'job_deps')`;
+  return (await rows(q)).map((r) => String(r.name));
+}

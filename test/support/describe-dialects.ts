@@ -1,0 +1,24 @@
+import type { Dialect } from '../../lib';
+import { TestDatabase, availableDialects, wantedDialects } from './test-databases';
+
+/**
+ * Declares the same specs once per dialect, each against a database of its own, titled
+ * `[postgres] …`, `[mysql] …`, `[sqlite] …` (the reporter counts by that prefix). A dialect
+ * whose server global-setup could not reach is skipped, loudly; under CI=true global-setup
+ * fails the run instead.
+ */
+export function describeDialects(
+  title: string,
+  body: (db: TestDatabase) => void,
+  only: readonly Dialect[] = ['postgres', 'mysql', 'sqlite'],
+): void {
+  for (const dialect of wantedDialects().filter((d) => only.includes(d))) {
+    const run = availableDialects().includes(dialect);
+    (run ? describe : describe.skip)(`[${dialect}] ${title}`, () => {
+      const db = new TestDatabase(dialect);
+      beforeAll(() => db.create());
+      afterAll(() => db.drop());
+      body(db);
+    });
+  }
+}

@@ -1,0 +1,60 @@
+import { InvalidOptionError } from '../../lib';
+import { resolveOptions } from '../../lib/options/resolve-options';
+
+describe('resolveOptions', () => {
+  it('accepts a bare dialect and applies defaults', () => {
+    const o = resolveOptions('sqlite');
+    expect(o).toMatchObject({
+      dialect: 'sqlite',
+      runMigrations: true,
+      worker: true,
+      concurrency: 10,
+      leaseTtlMs: 30_000,
+      heartbeatIntervalMs: 10_000,
+      pollIntervalMs: 1_000,
+      defaultMaxAttempts: 3,
+      defaultTimeoutMs: null,
+      strictTypes: true,
+    });
+    expect(o.workerId).toMatch(/:\d+:[0-9a-f]{8}$/);
+  });
+
+  it.each([
+    ['unknown dialect', { dialect: 'oracle' }, 'dialect', /one of 'postgres', 'mysql', 'sqlite'/],
+    ['missing dialect', {}, 'dialect', /one of/],
+    ['bad url', { dialect: 'postgres', url: 'not a url' }, 'url', /postgres:\/\//],
+    ['wrong scheme', { dialect: 'mysql', url: 'postgres://x/y' }, 'url', /mysql:\/\//],
+    ['no url for a server dialect', { dialect: 'postgres' }, 'url', /set/],
+    ['in-memory sqlite', { dialect: 'sqlite', database: ':memory:' }, 'database', /file path/],
+    ['zero concurrency', { dialect: 'sqlite', concurrency: 0 }, 'concurrency', /integer from 1/],
+    ['fractional concurrency', { dialect: 'sqlite', concurrency: 2.5 }, 'concurrency', /integer/],
+    ['string poll interval', { dialect: 'sqlite', pollIntervalMs: '100' }, 'pollIntervalMs', /integer/],
+    ['heartbeat not below lease', { dialect: 'sqlite', leaseTtlMs: 5_000, heartbeatIntervalMs: 5_000 }, 'heartbeatIntervalMs', /below leaseTtlMs \(5000\)/],
+    ['negative grace', { dialect: 'sqlite', shutdownGraceMs: -1 }, 'shutdownGraceMs', /integer from 0/],
+    ['bad global limit', { dialect: 'sqlite', limits: { global: 0 } }, 'limits.global', /integer from 1/],
+    ['bad group limit', { dialect: 'sqlite', limits: { groups: { a: -2 } } }, 'limits.groups.a', /integer/],
+    ['unknown limit', { dialect: 'sqlite', limits: { tenants: 3 } }, 'limits.tenants', /global, groups, types/],
+    ['bad weight', { dialect: 'sqlite', groupWeights: { a: 0.5 } }, 'groupWeights.a', /integer/],
+    ['bad backoff factor', { dialect: 'sqlite', retryBackoff: { factor: 0.5 } }, 'retryBackoff.factor', /number from 1/],
+    ['non-boolean worker', { dialect: 'sqlite', worker: 'yes' }, 'worker', /true or false/],
+    ['typo in an option name', { dialect: 'sqlite', concurency: 3 }, 'concurency', /documented options/],
+    ['bad externalTypes', { dialect: 'sqlite', externalTypes: [''] }, 'externalTypes', /non-empty strings/],
+    ['a non-DataSource', { dialect: 'postgres', dataSource: {} }, 'dataSource', /TypeORM DataSource/],
+  ])('rejects %s, naming the option', (_name, input, option, expected) => {
+    let caught: unknown;
+    try {
+      resolveOptions(input as never);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(InvalidOptionError);
+    expect((caught as InvalidOptionError).option).toBe(option);
+    expect((caught as Error).message).toMatch(expected);
+    expect((caught as Error).message).toContain(`"${option}"`);
+  });
+
+  it('rejects a DataSource of another dialect', () => {
+    const ds = { options: { type: 'mysql' }, createQueryRunner: () => undefined };
+    expect(() => resolveOptions({ dialect: 'postgres', dataSource: ds as never })).toThrow(/type postgres for dialect 'postgres'/);
+  });
+});
