@@ -1,0 +1,77 @@
+import { ClaimService, type JobQueueService } from '../../lib';
+import { describeDialects } from '../support/describe-dialects';
+import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+
+describeDialects('ClaimService', (db) => {
+  let app: QueueApp;
+  let queue: JobQueueService;
+  let claims: ClaimService;
+
+  beforeAll(async () => {
+    app = await startQueueApp(db, { externalTypes: ['t', 'other'] });
+    queue = app.queue;
+    claims = app.module.get(ClaimService);
+  });
+  afterAll(() => app?.close());
+  beforeEach(() => resetTables(app));
+
+  const request = (limit: number, extra: Partial<Parameters<ClaimService['claim']>[0]> = {}) =>
+    claims.claim({ owner: 'w1', types: ['t'], quotas: [{ limit }], leaseTtlMs: 30_000, ...extra });
+
+  it('takes ready rows of its types, priority first then id, and leases them', async () => {
+    const ids = await queue.enqueueGraph([
+      { ref: 'a', type: 't' },
+      { ref: 'b', type: 't', priority: 5 },
+      { ref: 'c', type: 't', priority: 5 },
+      { ref: 'later', type: 't', runAfter: new Date(Date.now() + 3_600_000), priority: 9 },
+      { ref: 'otherType', type: 'other', priority: 9 },
+      { ref: 'g2', type: 't', group: 'g2' },
+      { ref: 'waits', type: 't', dependsOn: ['a'], priority: 9 },
+    ]);
+    const claimed = await request(10);
+    expect(claimed.map((j) => j.id)).toEqual([ids.b, ids.c, ids.a, ids.g2]);
+    for (const job of claimed) {
+      expect(job).toMatchObject({ state: 'leased', leaseOwner: 'w1', attempts: 1, startedAt: null });
+      expect(job.leaseExpires!.getTime() - Date.now()).toBeGreaterThan(25_000);
+      expect(job.leaseExpires!.getTime() - Date.now()).toBeLessThan(35_000);
+    }
+    const [row] = await app.rows(`SELECT state, lease_owner, attempts, heartbeat_at, lease_expires FROM jobs WHERE id = ${ids.b}`);
+    expect(row).toMatchObject({ state: 'leased', lease_owner: 'w1' });
+    expect(Number(row.attempts)).toBe(1);
+    expect(row.heartbeat_at).not.toBeNull();
+    expect(await request(10)).toEqual([]); // leased rows are not claimable
+  });
+
+  it('respects the limit, and "start" writes running and started_at in the same statement', async () => {
+    await queue.enqueueGraph(Array.from({ length: 5 }, (_, i) => ({ ref: `j${i}`, type: 't' })));
+    const first = await request(2, { start: true });
+    expect(first).toHaveLength(2);
+    expect(first.every((j) => j.state === 'running' && j.startedAt instanceof Date)).toBe(true);
+    expect(await app.count(`state = 'running' AND started_at IS NOT NULL`)).toBe(2);
+    expect(await request(10)).toHaveLength(3);
+  });
+
+  it('claims per group quota in one transaction', async () => {
+    const nodes = [];
+    for (const g of ['a', 'b', 'c']) for (let i = 0; i < 4; i++) nodes.push({ ref: `${g}${i}`, type: 't', group: g });
+    await queue.enqueueGraph(nodes);
+    const claimed = await claims.claim({
+      owner: 'w1',
+      types: ['t'],
+      quotas: [
+        { group: 'a', limit: 3 },
+        { group: 'b', limit: 1 },
+      ],
+      leaseTtlMs: 30_000,
+    });
+    const perGroup = claimed.reduce<Record<string, number>>((acc, j) => ({ ...acc, [j.group]: (acc[j.group] ?? 0) + 1 }), {});
+    expect(perGroup).toEqual({ a: 3, b: 1 });
+  });
+
+  it('returns nothing for no types or no quota', async () => {
+    await queue.enqueue({ type: 't' });
+    expect(await request(0)).toEqual([]);
+    expect(await request(5, { types: [] })).toEqual([]);
+    expect(await app.count(`state = 'ready'`)).toBe(1);
+  });
+});
