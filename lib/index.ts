@@ -2,6 +2,16 @@ export { JobQueueModule } from './job-queue.module';
 export { JobQueueService } from './job-queue.service';
 export { JobHandler, type JobHandlerOptions } from './handlers/job-handler.decorator';
 export { DuplicateJobHandlerError, InvalidJobHandlerError } from './handlers/job-handler.errors';
+export { JobContext } from './handlers/job-context';
+export {
+  JobCancelledError,
+  JobTimeoutError,
+  LeaseLostError,
+  ShutdownAbortError,
+  UnrecoverableJobError,
+} from './handlers/job-abort.errors';
+export type { WaitForOptions } from './job-queue.service';
+export type { QueueStats } from './stats/queue-stats';
 export type {
   Dialect,
   JobQueueLimits,

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { ClaimService } from './claim/claim.service';
 import { JobQueueConnection } from './database/job-queue.connection';
 import { JobQueueDatabase } from './database/job-queue.database';
@@ -14,7 +15,12 @@ import {
 } from './job-queue.module-definition';
 import type { Dialect, JobQueueModuleOptions } from './job-queue.options';
 import { JobQueueService } from './job-queue.service';
-import { JobQueueLifecycle } from './job-queue.lifecycle';
+import { JobQueueEvents } from './events/job-queue.events';
+import { FinalizeService } from './finalize/finalize.service';
+import { PgNotifyListener } from './notify/pg-notify.listener';
+import { JobQueueOrchestrator } from './scheduler/job-queue.orchestrator';
+import { SchedulerService } from './scheduler/scheduler.service';
+import { SweepsService } from './sweeps/sweeps.service';
 import { resolveOptions } from './options/resolve-options';
 
 /**
@@ -23,7 +29,7 @@ import { resolveOptions } from './options/resolve-options';
  * injected anywhere once the module is imported at the root.
  */
 @Module({
-  imports: [DiscoveryModule],
+  imports: [DiscoveryModule, ScheduleModule.forRoot()],
   providers: [
     {
       provide: JOB_QUEUE_OPTIONS,
@@ -41,7 +47,12 @@ import { resolveOptions } from './options/resolve-options';
     JobHandlerExplorer,
     ClaimService,
     JobQueueService,
-    JobQueueLifecycle,
+    JobQueueEvents,
+    FinalizeService,
+    SchedulerService,
+    SweepsService,
+    PgNotifyListener,
+    JobQueueOrchestrator,
   ],
   exports: [JobQueueService, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
 })

@@ -5,15 +5,27 @@ import { sql } from './database/sql';
 import type { SqlExecutor } from './database/sql-executor';
 import { insertGraph, withKeyRaceRetry, type PreparedGraph } from './enqueue/graph-enqueuer';
 import { normalizeJob, type NormalizeContext } from './enqueue/normalize-job';
-import { InvalidJobError, UnknownJobTypeError } from './errors';
+import { InvalidJobError, InvalidJobStateError, JobNotFoundError, UnknownJobTypeError, WaitForTimeoutError } from './errors';
+import { JobQueueEvents } from './events/job-queue.events';
+import { cancelJob } from './finalize/cancel.sql';
+import { retryJob } from './finalize/retry.sql';
+import type { SettledJob } from './finalize/settled-job';
+import { notifyInTransaction } from './notify/notify.sql';
+import type { QueueStats } from './stats/queue-stats';
+import { readQueueStats } from './stats/queue-stats.sql';
 import { validateGraph } from './graph/validate-graph';
 import { JobHandlerRegistry } from './handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from './job-queue.constants';
 import type { ResolvedJobQueueOptions } from './job-queue.options';
-import type { EnqueueInput, EnqueueOptions, GraphIds, GraphNode, JobView } from './job.types';
+import { TERMINAL_STATES, type EnqueueInput, type EnqueueOptions, type GraphIds, type GraphNode, type JobView } from './job.types';
 import { JobQueueConnection } from './database/job-queue.connection';
 
-/** Enqueue graphs and single jobs, and read them back. */
+export interface WaitForOptions {
+  /** Reject with `WaitForTimeoutError` after this long. Default: wait until the job finishes. */
+  timeoutMs?: number;
+}
+
+/** Enqueue graphs and single jobs, read them back, cancel, retry, wait, and watch the queue. */
 @Injectable()
 export class JobQueueService {
   private readonly db: JobQueueDatabase;
@@ -22,6 +34,7 @@ export class JobQueueService {
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly connection: JobQueueConnection,
     private readonly registry: JobHandlerRegistry,
+    private readonly events: JobQueueEvents,
   ) {
     this.db = connection.db;
   }
@@ -62,8 +75,87 @@ export class JobQueueService {
     return (await this.read(id, this.db)) as JobView<TArgs, TResult> | null;
   }
 
+  /**
+   * Cancels a job that has not finished (waiting, ready or running) and returns it. A running
+   * job's `ctx.signal` aborts and its result is discarded; a container cancels its unfinished
+   * subtree; dependents are cancelled in turn. Cancelling a finished job changes nothing.
+   */
+  async cancel(id: number): Promise<JobView> {
+    assertId(id);
+    const outcome = await this.db.transaction(async (tx) => {
+      const result = await cancelJob(tx, id);
+      if (this.options.listenNotify) for (const running of result.wereRunning) await notifyInTransaction(tx, `c:${running}`);
+      return result;
+    });
+    if (!outcome.found) throw new JobNotFoundError(id);
+    this.events.cancelled(outcome.wereRunning);
+    this.events.settled(outcome.settled);
+    return (await this.get(id))!;
+  }
+
+  /**
+   * Runs a failed or cancelled job again (attempts start over), re-opening the dependents that
+   * were cancelled because of it and the containers that failed with it.
+   */
+  async retry(id: number): Promise<JobView> {
+    assertId(id);
+    const outcome = await this.db.transaction(async (tx) => {
+      const result = await retryJob(tx, id);
+      if (result.reopened.length && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+      return result;
+    });
+    if (!outcome.found) throw new JobNotFoundError(id);
+    if (!outcome.reopened.length) throw new InvalidJobStateError(id, outcome.previousState!, 'retry', ['failed', 'cancelled']);
+    this.events.settled(outcome.settled);
+    this.events.wake();
+    return (await this.get(id))!;
+  }
+
+  /**
+   * Resolves with the job once it is `done`, `failed` or `cancelled`. Finishes seen by this
+   * process resolve at once; others are found by polling.
+   */
+  async waitFor<TArgs = unknown, TResult = unknown>(id: number, options: WaitForOptions = {}): Promise<JobView<TArgs, TResult>> {
+    assertId(id);
+    const timeoutMs = options.timeoutMs;
+    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 0)) {
+      throw new InvalidJobError('timeoutMs', 'a non-negative integer', timeoutMs);
+    }
+    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+    let delay = 10;
+    for (;;) {
+      const job = await this.get<TArgs, TResult>(id);
+      if (!job) throw new JobNotFoundError(id);
+      if (TERMINAL_STATES.includes(job.state)) return job;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new WaitForTimeoutError(id, timeoutMs!, job.state);
+      await this.settledOrTimeout(id, Math.min(delay, left));
+      delay = Math.min(delay * 2, Math.max(50, Math.min(this.options.pollIntervalMs, 1_000)));
+    }
+  }
+
+  /** Counts by state and group, the oldest ready job's age, and the recent failure rate and mean duration. */
+  stats(options: { windowMs?: number } = {}): Promise<QueueStats> {
+    const windowMs = options.windowMs ?? 5 * 60_000;
+    if (!Number.isInteger(windowMs) || windowMs <= 0) throw new InvalidJobError('windowMs', 'a positive integer', windowMs);
+    return readQueueStats(this.db, windowMs);
+  }
+
+  private settledOrTimeout(id: number, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const onSettled = (jobs: SettledJob[]) => jobs.some((j) => j.id === id) && done();
+      const timer = setTimeout(() => done(), ms);
+      const done = () => {
+        clearTimeout(timer);
+        this.events.off('settled', onSettled);
+        resolve();
+      };
+      this.events.on('settled', onSettled);
+    });
+  }
+
   private async read(id: number, executor: SqlExecutor): Promise<JobView | null> {
-    if (!Number.isSafeInteger(id) || id <= 0) throw new InvalidJobError('id', 'a positive integer', id);
+    assertId(id);
     const { rows } = await executor.run(sql`SELECT ${jobColumns(executor.dialect)} FROM jobs WHERE id = ${id}`);
     return rows.length ? toJobView(toJobRecord(rows[0], executor.dialect)) : null;
   }
@@ -92,11 +184,22 @@ export class JobQueueService {
 
   private async write(graph: PreparedGraph, options: EnqueueOptions): Promise<number[]> {
     const step = this.connection.autoIncrementStep;
+    const insert = async (tx: SqlExecutor) => {
+      const result = await insertGraph(tx, graph, step);
+      if (result.readyCount && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+      return result;
+    };
     if (options.manager) {
-      // The application's transaction: it owns commit and retry.
-      return (await insertGraph(this.db.executorFor(options.manager), graph, step)).ids;
+      // The application's transaction owns commit and retry; PostgreSQL delivers our NOTIFY on
+      // its commit, other dialects pick the jobs up at the next poll.
+      return (await insert(this.db.executorFor(options.manager))).ids;
     }
-    const { ids } = await withKeyRaceRetry(() => this.db.transaction((tx) => insertGraph(tx, graph, step)));
+    const { ids, readyCount } = await withKeyRaceRetry(() => this.db.transaction(insert));
+    if (readyCount) this.events.wake();
     return ids;
   }
+}
+
+function assertId(id: unknown): asserts id is number {
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new InvalidJobError('id', 'a positive integer', id);
 }

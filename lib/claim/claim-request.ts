@@ -1,3 +1,6 @@
+import type { JobQueueLimits } from '../job-queue.options';
+import type { LimitRoom } from './within-limits';
+
 /** How many ready jobs to take, from one group or from any. */
 export interface ClaimQuota {
   /** Only this group; omitted = any group. */
@@ -17,4 +20,8 @@ export interface ClaimRequest {
    * itself, sparing a second update per job. Otherwise the rows are `leased`.
    */
   start?: boolean;
+  /** Cluster-wide caps on jobs in flight, counted in the database under a lock per cap. */
+  limits?: JobQueueLimits;
+  /** This process's own remaining room (e.g. a handler's `concurrency`). */
+  room?: LimitRoom;
 }

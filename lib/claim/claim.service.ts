@@ -3,21 +3,23 @@ import { isSqliteBusy } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import type { JobRecord } from '../database/job-row';
 import type { SqlExecutor } from '../database/sql-executor';
+import { selectClaimCandidates } from './claim-candidates.sql';
 import type { ClaimRequest } from './claim-request';
-import { claimMysql } from './mysql.claim';
-import { claimPostgres } from './postgres.claim';
-import { claimSqlite } from './sqlite.claim';
-
-const BRANCHES: Record<string, (tx: SqlExecutor, request: ClaimRequest) => Promise<JobRecord[]>> = {
-  postgres: claimPostgres,
-  mysql: claimMysql,
-  sqlite: claimSqlite,
-};
+import { leaseJobs } from './lease-jobs.sql';
+import { limitLockName, roomUnderLimits } from './limit-locks.sql';
+import { postgresClaimStatement } from './postgres.claim';
+import { sqliteClaimStatement } from './sqlite.claim';
+import { withinLimits, type LimitRoom } from './within-limits';
+import { toJobRecord } from '../database/job-row';
 
 /**
  * Atomically leases ready jobs: one transaction, one branch per dialect. Every claimed row is
  * written with this owner, a lease deadline and one more attempt; the rows come back ordered
  * by priority (highest first), then id.
+ *
+ * Without limits PostgreSQL and SQLite claim in a single statement. With limits (cluster-wide
+ * caps, or this process's per-type room) every dialect takes the same careful path: lock the
+ * caps' rows, count what is in flight, lock candidates, keep those that fit, lease them.
  */
 @Injectable()
 export class ClaimService {
@@ -25,9 +27,8 @@ export class ClaimService {
 
   async claim(request: ClaimRequest): Promise<JobRecord[]> {
     if (!request.types.length || !request.quotas.some((q) => q.limit > 0)) return [];
-    const branch = BRANCHES[this.db.dialect.name];
     try {
-      const rows = await this.db.transaction((tx) => branch(tx, request), { failWhenBusy: true });
+      const rows = await this.db.transaction((tx) => this.claimIn(tx, request), { failWhenBusy: true });
       return rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
     } catch (err) {
       // Another process holds SQLite's write lock: nothing claimed, the next tick tries again.
@@ -35,4 +36,52 @@ export class ClaimService {
       throw err;
     }
   }
+
+  private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<JobRecord[]> {
+    const lockNames = relevantLimitLocks(request);
+    if (!lockNames.length && !request.room) {
+      if (tx.dialect.name === 'postgres') {
+        const { rows } = await tx.run(postgresClaimStatement(tx.dialect, request)!);
+        return rows.map((r) => toJobRecord(r, tx.dialect));
+      }
+      if (tx.dialect.name === 'sqlite') {
+        const out: JobRecord[] = [];
+        for (const quota of request.quotas.filter((q) => q.limit > 0)) {
+          const { rows } = await tx.run(sqliteClaimStatement(tx.dialect, request, quota));
+          out.push(...rows.map((r) => toJobRecord(r, tx.dialect)));
+        }
+        return out;
+      }
+      return leaseJobs(tx, request, await selectClaimCandidates(tx, request));
+    }
+    const cluster = lockNames.length ? await roomUnderLimits(tx, request.limits!, lockNames) : {};
+    const room = tighter(cluster, request.room ?? {});
+    if ((room.total ?? 1) <= 0) return [];
+    const candidates = await selectClaimCandidates(tx, request);
+    return leaseJobs(tx, request, withinLimits(candidates, room));
+  }
+}
+
+/** The caps this claim could exceed: the global one, capped groups it may take from, capped types it runs. */
+function relevantLimitLocks(request: ClaimRequest): string[] {
+  const limits = request.limits;
+  if (!limits) return [];
+  const names: string[] = [];
+  if (limits.global) names.push(limitLockName('global'));
+  const anyGroup = request.quotas.some((q) => q.group === undefined);
+  for (const g of Object.keys(limits.groups ?? {})) {
+    if (anyGroup || request.quotas.some((q) => q.group === g)) names.push(limitLockName('group', g));
+  }
+  for (const t of Object.keys(limits.types ?? {})) if (request.types.includes(t)) names.push(limitLockName('type', t));
+  return names;
+}
+
+function tighter(a: LimitRoom, b: LimitRoom): LimitRoom {
+  const pick = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
+  const merge = (x: Record<string, number> = {}, y: Record<string, number> = {}) => {
+    const out: Record<string, number> = { ...x };
+    for (const [k, v] of Object.entries(y)) out[k] = pick(out[k], v)!;
+    return out;
+  };
+  return { total: pick(a.total, b.total), groups: merge(a.groups, b.groups), types: merge(a.types, b.types) };
 }

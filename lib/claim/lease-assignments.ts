@@ -15,9 +15,11 @@ export function leaseAssignments(dialect: SqlDialect, request: ClaimRequest): Sq
 }
 
 /** The WHERE of a claimable row. The `'ready'` literal lets the planner match the partial index. */
-export function claimableFilter(dialect: SqlDialect, types: readonly string[], group: string | undefined): Sql {
-  const typeFilter = dialect.name === 'postgres' ? sql`type = ANY(${[...types]}::text[])` : sql`type IN (${sql.list(types)})`;
-  return sql`state = 'ready' AND run_after <= ${dialect.now()} AND ${typeFilter}${
-    group === undefined ? sql`` : sql` AND group_key = ${group}`
+export function claimableFilter(dialect: SqlDialect, types: readonly string[], group: string | undefined, alias = ''): Sql {
+  const c = (column: string) => sql.raw(alias ? `${alias}.${column}` : column);
+  const typeFilter =
+    dialect.name === 'postgres' ? sql`${c('type')} = ANY(${[...types]}::text[])` : sql`${c('type')} IN (${sql.list(types)})`;
+  return sql`${c('state')} = 'ready' AND ${c('run_after')} <= ${dialect.now()} AND ${typeFilter}${
+    group === undefined ? sql`` : sql` AND ${c('group_key')} = ${group}`
   }`;
 }

@@ -70,3 +70,30 @@ export class JobNotFoundError extends JobQueueError {
     super(`Job ${id} does not exist (it may have been removed by the retention sweep).`);
   }
 }
+
+/** `cancel`/`retry` on a job whose state does not allow it (e.g. retrying a job that is done). */
+export class InvalidJobStateError extends JobQueueError {
+  readonly code = 'INVALID_JOB_STATE';
+
+  constructor(
+    readonly id: number,
+    readonly state: string,
+    readonly operation: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(`Cannot ${operation} job ${id}: it is ${state}; only ${allowed.join(' or ')} jobs can be ${operation === 'retry' ? 'retried' : `${operation}ed`}.`);
+  }
+}
+
+/** `waitFor` gave up before the job finished. The job itself is unaffected. */
+export class WaitForTimeoutError extends JobQueueError {
+  readonly code = 'WAIT_FOR_TIMEOUT';
+
+  constructor(
+    readonly id: number,
+    readonly timeoutMs: number,
+    readonly lastState: string,
+  ) {
+    super(`Job ${id} did not finish within ${timeoutMs} ms (it is ${lastState}); the job keeps running.`);
+  }
+}

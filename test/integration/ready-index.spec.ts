@@ -1,5 +1,5 @@
 import type { ClaimRequest } from '../../lib';
-import { mysqlClaimSelect } from '../../lib/claim/mysql.claim';
+import { claimCandidatesStatement } from '../../lib/claim/claim-candidates.sql';
 import { postgresClaimStatement } from '../../lib/claim/postgres.claim';
 import { sqliteClaimStatement } from '../../lib/claim/sqlite.claim';
 import type { Sql } from '../../lib/database/sql';
@@ -59,11 +59,11 @@ describeDialects('the claim reads the ready index only', (db) => {
       const groupPlan = await explain(app, postgresClaimStatement(app.db.dialect, grouped)!);
       expect(groupPlan).toMatch(/Index Scan using jobs_ready_group_idx on jobs/);
     } else if (d === 'mysql') {
-      const [plan] = await explainRows(app, mysqlClaimSelect(app.db.dialect, request.types, request.quotas[0]));
+      const [plan] = await explainRows(app, claimCandidatesStatement(app.db.dialect, request.types, request.quotas[0]));
       expect(plan.key).toBe('jobs_ready_idx');
       expect(String(plan.Extra)).not.toMatch(/filesort/); // InnoDB walks the index in ORDER BY order
       expect(Number(plan.rows)).toBeLessThan(1_000);
-      const [gplan] = await explainRows(app, mysqlClaimSelect(app.db.dialect, grouped.types, grouped.quotas[0]));
+      const [gplan] = await explainRows(app, claimCandidatesStatement(app.db.dialect, grouped.types, grouped.quotas[0]));
       expect(gplan.key).toBe('jobs_ready_group_idx');
       expect(String(gplan.Extra)).not.toMatch(/filesort/);
     } else {

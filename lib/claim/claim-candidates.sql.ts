@@ -1,0 +1,35 @@
+import type { SqlDialect } from '../database/dialects';
+import { jobColumns, toJobRecord, type JobRecord } from '../database/job-row';
+import { sql, type Sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+import type { ClaimQuota, ClaimRequest } from './claim-request';
+import { claimableFilter } from './lease-assignments';
+
+/**
+ * The ready rows a claim would take, locked: exclusive `FOR UPDATE SKIP LOCKED` on PostgreSQL
+ * and MySQL (never the shared form: two claimers holding shared locks on the same row would
+ * both try to upgrade and deadlock); plain on SQLite, whose BEGIN IMMEDIATE already excludes
+ * every other writer. The ORDER BY matches the ready index column for column, so the server
+ * reads the index in order and stops at the LIMIT instead of sorting (and locking) every
+ * match; on MySQL that is `(state, neg_priority, id)`.
+ */
+export function claimCandidatesStatement(d: SqlDialect, types: readonly string[], quota: ClaimQuota): Sql {
+  const order = d.name === 'mysql' ? sql`neg_priority, id` : sql`priority DESC, id`;
+  const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
+  return sql`SELECT ${jobColumns(d)} FROM jobs
+    WHERE ${claimableFilter(d, types, quota.group)}
+    ORDER BY ${order} LIMIT ${quota.limit}${lock}`;
+}
+
+export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimRequest): Promise<JobRecord[]> {
+  const found = new Map<number, JobRecord>();
+  for (const quota of request.quotas) {
+    if (quota.limit <= 0) continue;
+    const { rows } = await tx.run(claimCandidatesStatement(tx.dialect, request.types, quota));
+    for (const row of rows) {
+      const record = toJobRecord(row, tx.dialect);
+      found.set(record.id, record);
+    }
+  }
+  return [...found.values()];
+}

@@ -1,0 +1,38 @@
+import { sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+import { updateReturning } from '../database/update-returning';
+import { toSettled, type SettledJob } from './settled-job';
+
+export interface Completion {
+  id: number;
+  resultJson: string;
+}
+
+/**
+ * Writes `done` + result for a batch of this worker's jobs. The guard
+ * `lease_owner = me AND state = 'running'` is what makes finalize exactly-once: a job that was
+ * reclaimed, cancelled or timed out by a sweep no longer matches and is left alone.
+ * Returns the rows that passed the guard.
+ */
+export async function completeJobs(tx: SqlExecutor, owner: string, items: Completion[]): Promise<SettledJob[]> {
+  if (!items.length) return [];
+  const d = tx.dialect;
+  const now = d.now();
+  const sorted = [...items].sort((a, b) => a.id - b.id);
+  const common = sql`state = 'done', progress = 100, finished_at = ${now}, lease_owner = NULL, lease_expires = NULL, updated_at = ${now}`;
+  if (d.name === 'postgres') {
+    const { rows } = await tx.run(sql`UPDATE jobs SET result = v.result, ${common}
+      FROM (SELECT unnest(${sorted.map((i) => i.id)}::bigint[]) AS id, unnest(${sorted.map((i) => i.resultJson)}::text[]) AS result) v
+      WHERE jobs.id = v.id AND jobs.lease_owner = ${owner} AND jobs.state = 'running'
+      RETURNING jobs.id, jobs.parent_id`);
+    return rows.map((r) => toSettled(r, 'done'));
+  }
+  const cases = sql.join(sorted.map((i) => sql`WHEN ${i.id} THEN ${i.resultJson}`), ' ');
+  const rows = await updateReturning(
+    tx,
+    sql`result = CASE id ${cases} END, ${common}`,
+    sql`id IN (${sql.list(sorted.map((i) => i.id))}) AND lease_owner = ${owner} AND state = 'running'`,
+    sql`id, parent_id`,
+  );
+  return rows.map((r) => toSettled(r, 'done'));
+}

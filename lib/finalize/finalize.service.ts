@@ -1,0 +1,124 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isConnectionError } from '../database/db-errors';
+import { JobQueueDatabase } from '../database/job-queue.database';
+import { JobQueueEvents } from '../events/job-queue.events';
+import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import type { ResolvedJobQueueOptions } from '../job-queue.options';
+import { notifyInTransaction } from '../notify/notify.sql';
+import { cascade } from './cascade.sql';
+import { completeJobs, type Completion } from './complete.sql';
+import { failAttempts, ownedBy, type FailedAttempt } from './fail.sql';
+
+export type FinalizeResult = 'done' | 'retried' | 'failed' | 'lost';
+
+interface Pending {
+  completion?: Completion;
+  failure?: FailedAttempt;
+  resolve(result: FinalizeResult): void;
+}
+
+const MAX_BATCH = 500;
+
+/**
+ * Writes attempt outcomes in batches: whatever finished while the previous flush was in
+ * flight goes out in one transaction (guarded complete, failed attempts, then the cascade),
+ * so commits per second, not jobs per second, bound throughput. Each row is still guarded by
+ * its own lease, so batching never finalizes a job twice.
+ *
+ * If the database is unreachable the batch is kept and retried with backoff: results are not
+ * dropped, and a lease that expires meanwhile makes the guard refuse them instead.
+ */
+@Injectable()
+export class FinalizeService {
+  private readonly logger = new Logger('JobQueue');
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+  private outageSince = 0;
+
+  constructor(
+    @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly db: JobQueueDatabase,
+    private readonly events: JobQueueEvents,
+  ) {}
+
+  complete(id: number, resultJson: string): Promise<FinalizeResult> {
+    return this.enqueue({ completion: { id, resultJson } });
+  }
+
+  fail(attempt: FailedAttempt): Promise<FinalizeResult> {
+    return this.enqueue({ failure: attempt });
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves once everything handed in so far is written (or refused by its guard). */
+  async drain(): Promise<void> {
+    while (this.flushing || this.queue.length) {
+      this.flushing ??= this.flushLoop();
+      await this.flushing;
+    }
+  }
+
+  private enqueue(item: Omit<Pending, 'resolve'>): Promise<FinalizeResult> {
+    return new Promise((resolve) => {
+      this.queue.push({ ...item, resolve });
+      // setImmediate: outcomes of handlers that finish in the same turn share a transaction.
+      if (!this.flushing) this.flushing = new Promise((r) => setImmediate(r)).then(() => this.flushLoop());
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.slice(0, MAX_BATCH);
+        await this.flushBatch(batch);
+        this.queue = this.queue.slice(batch.length);
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async flushBatch(batch: Pending[]): Promise<void> {
+    const owner = this.options.workerId;
+    const completions = batch.flatMap((p) => (p.completion ? [p.completion] : []));
+    const failures = batch.flatMap((p) => (p.failure ? [p.failure] : []));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const outcome = await this.db.transaction(async (tx) => {
+          const done = await completeJobs(tx, owner, completions);
+          const failed = await failAttempts(tx, failures, ownedBy(owner));
+          const result = await cascade(tx, [...done, ...failed.failed]);
+          if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+          return { done, failed, result };
+        });
+        if (this.outageSince) {
+          this.logger.log(`database reachable again after ${Date.now() - this.outageSince} ms; finalize resumed`);
+          this.outageSince = 0;
+        }
+        const status = new Map<number, FinalizeResult>();
+        outcome.done.forEach((s) => status.set(s.id, 'done'));
+        outcome.failed.retried.forEach((id) => status.set(id, 'retried'));
+        outcome.failed.failed.forEach((s) => status.set(s.id, 'failed'));
+        this.events.settled(outcome.result.settled);
+        if (outcome.result.promoted !== 0) this.events.wake();
+        for (const p of batch) p.resolve(status.get((p.completion ?? p.failure)!.id) ?? 'lost');
+        return;
+      } catch (err) {
+        if (!isConnectionError(err)) {
+          this.logger.error(`finalize of ${batch.length} job(s) failed; their leases will expire and they will run again`, (err as Error).stack);
+          for (const p of batch) p.resolve('lost');
+          return;
+        }
+        if (!this.outageSince) {
+          this.outageSince = Date.now();
+          this.logger.warn(`database unreachable (${(err as Error).message}); holding ${batch.length} result(s) and retrying`);
+        }
+        await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)));
+      }
+    }
+  }
+}

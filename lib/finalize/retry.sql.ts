@@ -1,0 +1,104 @@
+import { sql } from '../database/sql';
+import type { Row, SqlExecutor } from '../database/sql-executor';
+import { cascade } from './cascade.sql';
+import { toSettled, type CascadeResult } from './settled-job';
+
+export interface RetryOutcome extends CascadeResult {
+  found: boolean;
+  /** The job's state before the retry (only failed and cancelled jobs are retried). */
+  previousState: string | null;
+  /** Every job reopened: the job, dependents cancelled because of it, containers that rolled up failed. */
+  reopened: number[];
+}
+
+const TERMINAL_BAD = `'failed', 'cancelled'`;
+
+/**
+ * Re-opens a failed or cancelled job together with what its failure closed: dependents that
+ * were cancelled (transitively), and containers that rolled up `failed` or `cancelled` because
+ * of it (and, for a container, its own failed or cancelled descendants). Their counters are
+ * then recomputed from the graph under row locks, jobs with nothing left to wait for become
+ * `ready`, and any that still depend on another failed job are cancelled again.
+ */
+export async function retryJob(tx: SqlExecutor, id: number): Promise<RetryOutcome> {
+  const d = tx.dialect;
+  const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
+  const { rows: roots } = await tx.run(sql`SELECT id, state, is_container FROM jobs WHERE id = ${id}${lock}`);
+  if (!roots.length) return { found: false, previousState: null, reopened: [], settled: [], promoted: 0 };
+  const previousState = String(roots[0].state);
+  if (previousState !== 'failed' && previousState !== 'cancelled') {
+    return { found: true, previousState, reopened: [], settled: [], promoted: 0 };
+  }
+
+  // 1. The closure of what to reopen.
+  const reopen = new Set<number>([id]);
+  let frontier = [id];
+  if (Number(roots[0].is_container) === 1) {
+    const { rows } = await tx.run(sql`WITH RECURSIVE sub (id, state) AS (
+        SELECT id, state FROM jobs WHERE parent_id = ${id}
+        UNION ALL SELECT j.id, j.state FROM jobs j JOIN sub ON j.parent_id = sub.id)
+      SELECT id FROM sub WHERE state IN (${sql.raw(TERMINAL_BAD)})`);
+    rows.forEach((r) => reopen.add(Number(r.id)));
+    frontier = [...reopen];
+  }
+  while (frontier.length) {
+    const list = sql.list(frontier);
+    const { rows } = await tx.run(sql`
+      SELECT j.id FROM job_deps dep JOIN jobs j ON j.id = dep.job_id
+        WHERE dep.depends_on_id IN (${list}) AND j.state = 'cancelled'
+      UNION
+      SELECT p.id FROM jobs c JOIN jobs p ON p.id = c.parent_id
+        WHERE c.id IN (${list}) AND p.state IN (${sql.raw(TERMINAL_BAD)})`);
+    frontier = rows.map((r) => Number(r.id)).filter((x) => !reopen.has(x));
+    frontier.forEach((x) => reopen.add(x));
+  }
+  const ids = [...reopen].sort((a, b) => a - b);
+
+  // 2. Lock them, and the open containers whose child counts change, in id order.
+  const { rows: parentRows } = await tx.run(sql`SELECT DISTINCT parent_id FROM jobs WHERE id IN (${sql.list(ids)}) AND parent_id IS NOT NULL`);
+  const containers = [...new Set([...parentRows.map((r) => Number(r.parent_id)), ...ids])].sort((a, b) => a - b);
+  await tx.run(sql`SELECT id FROM jobs WHERE id IN (${sql.list(containers)}) ORDER BY id${lock}`);
+
+  // 3. Reset, then recount from the graph.
+  const now = d.now();
+  await tx.run(sql`UPDATE jobs SET state = 'waiting', attempts = 0, result = NULL, last_error = NULL, progress = 0,
+      current_stage = NULL, started_at = NULL, finished_at = NULL, lease_owner = NULL, lease_expires = NULL,
+      pending_deps = 0, run_after = ${now}, updated_at = ${now}
+    WHERE id IN (${sql.list(ids)})`);
+  const { rows: open } = await tx.run(sql`SELECT dep.job_id, COUNT(*) AS n,
+      SUM(CASE WHEN u.state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
+    FROM job_deps dep JOIN jobs u ON u.id = dep.depends_on_id
+    WHERE dep.job_id IN (${sql.list(ids)}) AND u.state <> 'done' GROUP BY dep.job_id`);
+  await setCounts(tx, open, 'job_id', 'pending_deps', 'n');
+  const { rows: children } = await tx.run(sql`SELECT parent_id,
+      SUM(CASE WHEN state IN ('done', ${sql.raw(TERMINAL_BAD)}) THEN 0 ELSE 1 END) AS open,
+      SUM(CASE WHEN state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
+    FROM jobs WHERE parent_id IN (${sql.list(containers)}) GROUP BY parent_id`);
+  await setCounts(tx, children, 'parent_id', 'pending_children', 'open');
+  await setCounts(tx, children, 'parent_id', 'failed_children', 'bad');
+
+  // 4. Ready what can run; cancel again what still depends on a failed job.
+  const blocked = open.filter((r) => Number(r.bad) > 0).map((r) => Number(r.job_id));
+  const { affected: promoted } = await tx.run(sql`UPDATE jobs SET state = 'ready', updated_at = ${now}
+    WHERE id IN (${sql.list(ids)}) AND state = 'waiting' AND is_container = 0 AND pending_deps = 0`);
+  let result: CascadeResult = { settled: [], promoted };
+  if (blocked.length) {
+    const { rows } = await tx.run(sql`SELECT id, parent_id FROM jobs WHERE id IN (${sql.list(blocked)})`);
+    await tx.run(sql`UPDATE jobs SET state = 'cancelled', last_error = 'cancelled: still depends on a failed or cancelled job',
+      finished_at = ${now} WHERE id IN (${sql.list(blocked)})`);
+    const again = await cascade(tx, rows.map((r) => toSettled(r, 'cancelled')));
+    result = { settled: again.settled, promoted: again.promoted < 0 ? -1 : promoted + again.promoted };
+  }
+  return { found: true, previousState, reopened: ids, ...result };
+}
+
+async function setCounts(tx: SqlExecutor, rows: Row[], idColumn: string, column: string, countColumn: string): Promise<void> {
+  const byCount = new Map<number, number[]>();
+  for (const r of rows) {
+    const n = Number(r[countColumn]);
+    byCount.set(n, [...(byCount.get(n) ?? []), Number(r[idColumn])]);
+  }
+  for (const [n, ids] of byCount) {
+    await tx.run(sql`UPDATE jobs SET ${sql.raw(column)} = ${n} WHERE id IN (${sql.list(ids)})`);
+  }
+}

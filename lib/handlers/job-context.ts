@@ -1,0 +1,62 @@
+import { InvalidJobError } from '../errors';
+
+/** What a JobContext needs from the engine; kept narrow so the context is easy to fake in unit tests. */
+export interface JobContextIO {
+  progress(jobId: number, percent: number, stage: string | null): Promise<void>;
+  upstream(jobId: number): Promise<Record<string, unknown>>;
+}
+
+export interface JobContextInit {
+  id: number;
+  type: string;
+  attempt: number;
+  maxAttempts: number;
+  group: string;
+  parentId: number | null;
+  signal: AbortSignal;
+}
+
+/**
+ * The second argument of every `@JobHandler` method.
+ *
+ * `signal` aborts when the job is cancelled, times out, loses its lease to another worker, or
+ * the process shuts down past its grace period: pass it to fetch() and database calls, or check
+ * `signal.aborted` between steps. After an abort the result is not stored.
+ */
+export class JobContext {
+  readonly id: number;
+  readonly type: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly group: string;
+  readonly parentId: number | null;
+  readonly signal: AbortSignal;
+
+  constructor(
+    init: JobContextInit,
+    private readonly io: JobContextIO,
+  ) {
+    ({ id: this.id, type: this.type, attempt: this.attempt, maxAttempts: this.maxAttempts } = init);
+    ({ group: this.group, parentId: this.parentId, signal: this.signal } = init);
+  }
+
+  /** Persists progress (0–100) and, optionally, the current stage; shown by `get()` and `stats()`. */
+  async progress(percent: number, stage?: string): Promise<void> {
+    if (typeof percent !== 'number' || !Number.isFinite(percent)) {
+      throw new InvalidJobError('progress', 'a number from 0 to 100', percent);
+    }
+    if (stage !== undefined && (typeof stage !== 'string' || stage.length > 200)) {
+      throw new InvalidJobError('stage', 'a string of at most 200 characters', stage);
+    }
+    await this.io.progress(this.id, Math.round(Math.min(100, Math.max(0, percent))), stage ?? null);
+  }
+
+  /**
+   * Results of the jobs this one depends on, keyed by graph ref (when the upstream had one)
+   * and by id as a string.
+   */
+  upstream<T extends Record<string, unknown> = Record<string, unknown>>(): Promise<T> {
+    return this.io.upstream(this.id) as Promise<T>;
+  }
+}

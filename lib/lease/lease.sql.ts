@@ -1,0 +1,53 @@
+import { sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+
+/**
+ * Extends the lease of every job this worker holds, in one statement, and returns the ids it
+ * still holds. A job missing from the answer was reclaimed, cancelled or failed by a sweep:
+ * the caller aborts its handler.
+ */
+export async function renewLeases(db: SqlExecutor, owner: string, leaseTtlMs: number): Promise<Set<number>> {
+  const now = db.dialect.now();
+  const update = sql`UPDATE jobs SET lease_expires = ${db.dialect.addMs(now, leaseTtlMs)}, heartbeat_at = ${now}
+    WHERE state IN ('leased', 'running') AND lease_owner = ${owner}`;
+  if (db.dialect.supportsReturning) {
+    const { rows } = await db.run(sql`${update} RETURNING id`);
+    return new Set(rows.map((r) => Number(r.id)));
+  }
+  await db.run(update);
+  const { rows } = await db.run(sql`SELECT id FROM jobs WHERE state IN ('leased', 'running') AND lease_owner = ${owner}`);
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+/**
+ * Returns jobs this worker will not finish (shutdown) to `ready` at once, without counting the
+ * interrupted attempt, so another worker picks them up without waiting for the lease to expire.
+ */
+export async function handBackLeases(db: SqlExecutor, owner: string, ids: number[]): Promise<number> {
+  if (!ids.length) return 0;
+  const now = db.dialect.now();
+  const { affected } = await db.run(sql`UPDATE jobs SET state = 'ready', lease_owner = NULL, lease_expires = NULL,
+      attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = NULL, run_after = ${now}, updated_at = ${now}
+    WHERE id IN (${sql.list([...ids].sort((a, b) => a - b))}) AND lease_owner = ${owner} AND state IN ('leased', 'running')`);
+  return affected;
+}
+
+/** Persists `ctx.progress()`; false when the lease is gone. */
+export async function writeProgress(db: SqlExecutor, owner: string, id: number, percent: number, stage: string | null): Promise<boolean> {
+  const { affected } = await db.run(sql`UPDATE jobs SET progress = ${percent}, current_stage = ${stage}, updated_at = ${db.dialect.now()}
+    WHERE id = ${id} AND lease_owner = ${owner} AND state = 'running'`);
+  return affected > 0;
+}
+
+/** Results of a job's upstreams, keyed by ref (if any) and by id. */
+export async function readUpstreamResults(db: SqlExecutor, id: number): Promise<Record<string, unknown>> {
+  const { rows } = await db.run(sql`SELECT u.id, u.ref, u.result FROM job_deps d JOIN jobs u ON u.id = d.depends_on_id
+    WHERE d.job_id = ${id} ORDER BY u.id`);
+  const out: Record<string, unknown> = {};
+  for (const r of rows) {
+    const value = r.result == null ? null : JSON.parse(String(r.result));
+    out[String(r.id)] = value;
+    if (r.ref != null) out[String(r.ref)] = value;
+  }
+  return out;
+}

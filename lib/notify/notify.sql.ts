@@ -1,0 +1,16 @@
+import { sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+
+export const NOTIFY_CHANNEL = 'nestjs_sql_job_queue';
+
+/** Payloads: `r` = ready work exists; `c:<id>` = job <id> was cancelled while it may be running. */
+export type NotifyPayload = 'r' | `c:${number}`;
+
+/**
+ * PostgreSQL only: NOTIFY inside the caller's transaction, delivered to listeners when (and
+ * only if) it commits. PostgreSQL folds identical notifications of one transaction into one.
+ */
+export async function notifyInTransaction(tx: SqlExecutor, payload: NotifyPayload): Promise<void> {
+  if (tx.dialect.name !== 'postgres') return;
+  await tx.run(sql`SELECT pg_notify(${NOTIFY_CHANNEL}, ${payload})`);
+}

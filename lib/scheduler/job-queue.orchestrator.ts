@@ -1,0 +1,111 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { allLimitLockNames, ensureLimitRows } from '../claim/limit-locks.sql';
+import { JobQueueConnection } from '../database/job-queue.connection';
+import { JobQueueEvents } from '../events/job-queue.events';
+import { FinalizeService } from '../finalize/finalize.service';
+import { JobHandlerRegistry } from '../handlers/job-handler.registry';
+import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import type { ResolvedJobQueueOptions } from '../job-queue.options';
+import { PgNotifyListener } from '../notify/pg-notify.listener';
+import { SweepsService } from '../sweeps/sweeps.service';
+import { SchedulerService } from './scheduler.service';
+
+const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout'] as const;
+
+/**
+ * Owns the timers and the order of start and shutdown.
+ *
+ * Start (after every module's init, so all handlers are registered): limit rows, LISTEN,
+ * the poll / heartbeat / sweep intervals (in @nestjs/schedule's SchedulerRegistry), then the
+ * scheduler. A process without handlers, or with `worker: false`, only enqueues.
+ *
+ * Shutdown: `beforeApplicationShutdown` stops claiming, lets running jobs finish within the
+ * grace period (leases still renewed), hands back the rest, and writes the last results,
+ * all before any `onApplicationShutdown` (where TypeORM modules close their DataSources);
+ * our own DataSource is closed last, in `onApplicationShutdown`.
+ */
+@Injectable()
+export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger('JobQueue');
+  private started = false;
+
+  constructor(
+    @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly connection: JobQueueConnection,
+    private readonly scheduler: SchedulerService,
+    private readonly sweeps: SweepsService,
+    private readonly finalizer: FinalizeService,
+    private readonly handlers: JobHandlerRegistry,
+    private readonly listener: PgNotifyListener,
+    private readonly events: JobQueueEvents,
+    private readonly timers: SchedulerRegistry,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const types = this.handlers.types();
+    if (!this.options.worker || !types.length) {
+      this.logger.log(`enqueue-only (${this.options.worker ? 'no @JobHandler methods found' : 'worker: false'})`);
+      return;
+    }
+    await ensureLimitRows(this.connection.db, allLimitLockNames(this.options.limits));
+    if (this.options.dialect === 'postgres' && this.options.listenNotify) {
+      await this.listener.start(this.connection.dataSource, (payload) => this.onNotification(payload));
+    }
+    const o = this.options;
+    this.every('poll', o.pollIntervalMs, () => this.scheduler.trigger());
+    this.every('heartbeat', o.heartbeatIntervalMs, () => this.scheduler.heartbeat());
+    this.every('reclaim', o.reclaimIntervalMs, () => this.sweeps.reclaim());
+    this.every('timeout', o.timeoutSweepIntervalMs, () => this.sweeps.failOverdue());
+    this.scheduler.start();
+    this.started = true;
+    this.logger.log(
+      `worker ${o.workerId} on ${this.connection.server.product} ${this.connection.server.version.join('.')}: ` +
+        `${types.length} job type(s), concurrency ${o.concurrency}`,
+    );
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    for (const name of ['poll', 'reclaim', 'timeout'] as const) this.clear(name);
+    await this.listener.stop();
+    const { finished, handedBack } = await this.scheduler.drain(this.options.shutdownGraceMs);
+    await this.finalizer.drain();
+    this.clear('heartbeat');
+    if (finished || handedBack) this.logger.log(`shutdown: ${finished} job(s) finished, ${handedBack} handed back`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.finalizer.drain(); // enqueue-only processes have nothing here; workers drained above
+    await this.connection.close();
+  }
+
+  private onNotification(payload: string): void {
+    if (payload === 'r') this.scheduler.trigger();
+    else if (payload.startsWith('c:')) this.events.cancelled([Number(payload.slice(2))]);
+  }
+
+  private every(name: (typeof TIMERS)[number], ms: number, run: () => unknown): void {
+    const timer = setInterval(() => void run(), ms);
+    timer.unref?.();
+    this.timers.addInterval(this.timerName(name), timer);
+  }
+
+  private clear(name: (typeof TIMERS)[number]): void {
+    const key = this.timerName(name);
+    if (this.timers.doesExist('interval', key)) this.timers.deleteInterval(key);
+  }
+
+  /** Unique per module instance: several queues (or test apps) can share one registry. */
+  private timerName(name: string): string {
+    return `job-queue:${this.options.workerId}:${name}`;
+  }
+}

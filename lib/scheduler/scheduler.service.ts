@@ -1,0 +1,256 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ClaimService } from '../claim/claim.service';
+import type { ClaimQuota } from '../claim/claim-request';
+import { isConnectionError } from '../database/db-errors';
+import { JobQueueDatabase } from '../database/job-queue.database';
+import type { JobRecord } from '../database/job-row';
+import { JobQueueEvents } from '../events/job-queue.events';
+import { FinalizeService } from '../finalize/finalize.service';
+import { JobCancelledError, LeaseLostError, ShutdownAbortError } from '../handlers/job-abort.errors';
+import type { JobContextIO } from '../handlers/job-context';
+import { JobHandlerRegistry, type RegisteredJobHandler } from '../handlers/job-handler.registry';
+import { runJob, type RunOutcome } from '../handlers/run-job';
+import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import type { ResolvedJobQueueOptions } from '../job-queue.options';
+import { handBackLeases, readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
+import { fairShare, newFairShareState } from './fair-share';
+import { readyGroups, type ReadyGroup } from './ready-groups.sql';
+import { retryDelayMs } from './retry-backoff';
+
+interface InFlight {
+  job: JobRecord;
+  handler: RegisteredJobHandler;
+  controller: AbortController;
+  /** Settles when the attempt's outcome has been handed to the finalizer. */
+  finished: Promise<void>;
+}
+
+/** Group list freshness: long enough to spare a query per tick, short enough that a new group waits little. */
+const GROUPS_TTL_MS = 250;
+
+/**
+ * The tick: scan → rank → lease → dispatch → persist. Ticks never overlap; a request during a
+ * tick runs another right after it. Ticks are requested when a job finishes (its slot is free
+ * at once, before its result is even written), on a wake (a local enqueue or promotion, or a
+ * PostgreSQL notification), and by the idle poll.
+ */
+@Injectable()
+export class SchedulerService {
+  private readonly logger = new Logger('JobQueue');
+  private readonly inFlight = new Map<number, InFlight>();
+  private readonly inFlightByGroup = new Map<string, number>();
+  private readonly inFlightByType = new Map<string, number>();
+  private readonly fair = newFairShareState();
+  private groups: { list: ReadyGroup[]; at: number } = { list: [], at: 0 };
+  private accepting = false;
+  private ticking = false;
+  private again = false;
+  private errorStreak = 0;
+  private pausedUntil = 0;
+  private readonly io: JobContextIO;
+
+  constructor(
+    @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly claims: ClaimService,
+    private readonly finalizer: FinalizeService,
+    private readonly registry: JobHandlerRegistry,
+    private readonly db: JobQueueDatabase,
+    private readonly events: JobQueueEvents,
+  ) {
+    const owner = options.workerId;
+    this.io = {
+      progress: async (id, percent, stage) => {
+        if (!(await writeProgress(this.db, owner, id, percent, stage))) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
+      },
+      upstream: (id) => readUpstreamResults(this.db, id),
+    };
+  }
+
+  get running(): number {
+    return this.inFlight.size;
+  }
+
+  start(): void {
+    this.accepting = true;
+    this.events.on('wake', this.trigger);
+    this.events.on('cancelled', this.abortCancelled);
+    this.trigger();
+  }
+
+  /** Requests a tick; cheap to call often. */
+  readonly trigger = (): void => {
+    if (!this.accepting) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    void this.loop();
+  };
+
+  /** Stops claiming; running jobs continue. */
+  stop(): void {
+    this.accepting = false;
+    this.events.off('wake', this.trigger);
+  }
+
+  /**
+   * Waits up to `graceMs` for running jobs, then aborts the rest and hands their leases back
+   * (`ready`, attempt not counted) so another worker takes them at once.
+   */
+  async drain(graceMs: number): Promise<{ finished: number; handedBack: number }> {
+    this.stop();
+    const before = this.inFlight.size;
+    const all = Promise.all([...this.inFlight.values()].map((f) => f.finished));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    const remaining = [...this.inFlight.values()];
+    for (const f of remaining) f.controller.abort(new ShutdownAbortError());
+    let handedBack = 0;
+    if (remaining.length) {
+      handedBack = await handBackLeases(this.db, this.options.workerId, remaining.map((f) => f.job.id)).catch((err) => {
+        this.logger.warn(`could not hand back ${remaining.length} lease(s) (${(err as Error).message}); they will expire and be reclaimed`);
+        return 0;
+      });
+      await Promise.all(remaining.map((f) => f.finished));
+    }
+    this.events.off('cancelled', this.abortCancelled);
+    return { finished: before - remaining.length, handedBack };
+  }
+
+  /** Renews the leases of everything this process holds; aborts jobs whose lease is gone. */
+  async heartbeat(): Promise<void> {
+    if (!this.inFlight.size && !this.finalizer.pending) return;
+    const snapshot = [...this.inFlight.keys()];
+    let held: Set<number>;
+    try {
+      held = await renewLeases(this.db, this.options.workerId, this.options.leaseTtlMs);
+    } catch (err) {
+      this.logger.warn(`lease renewal failed (${(err as Error).message}); retrying at the next heartbeat`);
+      return;
+    }
+    for (const id of snapshot) {
+      if (!held.has(id)) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
+    }
+  }
+
+  private readonly abortCancelled = (ids: number[]): void => {
+    for (const id of ids) this.inFlight.get(id)?.controller.abort(new JobCancelledError(id));
+  };
+
+  private async loop(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        await this.tick();
+      } while (this.again && this.accepting);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async tick(): Promise<void> {
+    const free = this.options.concurrency - this.inFlight.size;
+    if (free <= 0 || Date.now() < this.pausedUntil) return;
+    const room: Record<string, number> = {};
+    const types = this.registry.types().filter((type) => {
+      const cap = this.registry.get(type)!.options.concurrency;
+      if (cap === undefined) return true;
+      room[type] = cap - (this.inFlightByType.get(type) ?? 0);
+      return room[type] > 0;
+    });
+    if (!types.length) return;
+    try {
+      const quotas = await this.plan(free, types);
+      const jobs = await this.claims.claim({
+        owner: this.options.workerId,
+        types,
+        quotas,
+        leaseTtlMs: this.options.leaseTtlMs,
+        start: true,
+        limits: hasLimits(this.options) ? this.options.limits : undefined,
+        room: Object.keys(room).length ? { types: room } : undefined,
+      });
+      this.recovered();
+      for (const job of jobs) this.dispatch(job);
+      const asked = quotas.reduce((n, q) => n + q.limit, 0);
+      if (jobs.length >= asked) this.again = true; // there may be more
+      else if (quotas.some((q) => q.group !== undefined)) this.groups.at = 0; // a group ran dry: look again
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  /** Free slots → per-group quotas (fair share), or one any-group quota when at most one group waits. */
+  private async plan(free: number, types: string[]): Promise<ClaimQuota[]> {
+    if (Date.now() - this.groups.at > GROUPS_TTL_MS) {
+      this.groups = { list: await readyGroups(this.db, types), at: Date.now() };
+    }
+    const list = this.groups.list;
+    if (list.length <= 1) return [{ limit: free }];
+    const demand = list.map((g) => ({
+      group: g.group,
+      weight: this.options.groupWeights[g.group] ?? g.weight,
+      inFlight: this.inFlightByGroup.get(g.group) ?? 0,
+    }));
+    const alloc = fairShare(demand, this.options.concurrency, free, this.fair);
+    return [...alloc].map(([group, limit]) => ({ group, limit }));
+  }
+
+  private dispatch(job: JobRecord): void {
+    const handler = this.registry.get(job.type)!;
+    const controller = new AbortController();
+    const entry = { job, handler, controller } as InFlight;
+    this.inFlight.set(job.id, entry);
+    bump(this.inFlightByGroup, job.group, 1);
+    bump(this.inFlightByType, job.type, 1);
+    const timeoutMs = job.timeoutMs ?? handler.options.timeoutMs ?? this.options.defaultTimeoutMs;
+    entry.finished = runJob(job, handler, controller, timeoutMs, this.io).then(
+      (outcome) => this.afterRun(job, outcome),
+      (err) => this.afterRun(job, { kind: 'failed', error: String(err), final: false }),
+    );
+  }
+
+  private async afterRun(job: JobRecord, outcome: RunOutcome): Promise<void> {
+    this.inFlight.delete(job.id);
+    bump(this.inFlightByGroup, job.group, -1);
+    bump(this.inFlightByType, job.type, -1);
+    this.trigger(); // the slot is free now; the result is written in the background
+    if (outcome.kind === 'done') {
+      await this.finalizer.complete(job.id, outcome.resultJson);
+    } else if (outcome.kind === 'failed') {
+      await this.finalizer.fail({
+        id: job.id,
+        error: outcome.error,
+        final: outcome.final,
+        retryDelayMs: retryDelayMs(job.attempts, this.options.retryBackoff),
+      });
+    }
+  }
+
+  private recovered(): void {
+    if (this.errorStreak) this.logger.log('claiming again after database errors');
+    this.errorStreak = 0;
+  }
+
+  private failed(err: unknown): void {
+    const delay = Math.min(5_000, 100 * 2 ** Math.min(this.errorStreak, 6));
+    this.pausedUntil = Date.now() + delay;
+    if (this.errorStreak++ === 0 || !isConnectionError(err)) {
+      this.logger.warn(`claim failed (${(err as Error).message}); retrying with backoff`);
+    }
+    setTimeout(this.trigger, delay).unref();
+  }
+}
+
+function bump(map: Map<string, number>, key: string, by: number): void {
+  const n = (map.get(key) ?? 0) + by;
+  if (n) map.set(key, n);
+  else map.delete(key);
+}
+
+function hasLimits(options: ResolvedJobQueueOptions): boolean {
+  const l = options.limits;
+  return l.global > 0 || Object.keys(l.groups).length > 0 || Object.keys(l.types).length > 0;
+}

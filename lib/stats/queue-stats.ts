@@ -1,0 +1,23 @@
+import type { JobState } from '../job.types';
+
+/** `JobQueueService.stats()`: a snapshot for dashboards and health checks. */
+export interface QueueStats {
+  /** Jobs per state, every state present (0 when none). */
+  byState: Record<JobState, number>;
+  /** Per group: jobs ready to run and jobs in flight (leased or running). */
+  groups: Array<{ group: string; ready: number; running: number }>;
+  /** Jobs in flight across the cluster. */
+  running: number;
+  /** Age of the longest-waiting claimable job, in ms (0 when none). */
+  oldestReadyAgeMs: number;
+  /** Jobs finished within the last `windowMs`. */
+  recent: {
+    windowMs: number;
+    done: number;
+    failed: number;
+    /** failed / (done + failed); 0 when nothing finished. */
+    failureRate: number;
+    /** Mean started → finished time of the `done` ones, in ms (null when none). */
+    meanDurationMs: number | null;
+  };
+}

@@ -1,0 +1,40 @@
+import type { RetryBackoffOptions } from '../job-queue.options';
+import { sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+import { cascade } from '../finalize/cascade.sql';
+import { failAttempts } from '../finalize/fail.sql';
+import { retryDelayMs } from '../scheduler/retry-backoff';
+import type { SweepResult } from './sweep-result';
+
+/**
+ * Jobs running past `started_at + timeout_ms`, whoever holds them: this catches a worker that
+ * is alive but wedged (a blocked event loop keeps renewing nothing, but its lease may not
+ * have expired yet, and its own timer cannot fire). The attempt fails; the worker, if it ever
+ * wakes, finds its lease gone and its result refused.
+ */
+export async function failOverdueJobs(tx: SqlExecutor, batch: number, backoff: Required<RetryBackoffOptions>): Promise<SweepResult> {
+  const d = tx.dialect;
+  const overdue = sql`state IN ('leased', 'running') AND state = 'running' AND timeout_ms IS NOT NULL
+    AND ${d.addMs(sql`started_at`, sql`timeout_ms`)} < ${d.now()}`;
+  const { rows } = await tx.run(sql`SELECT id, lease_owner, attempts, timeout_ms FROM jobs WHERE ${overdue}
+    ORDER BY id LIMIT ${batch}${d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`}`);
+  const retried: number[] = [];
+  const failed = [];
+  for (const r of rows) {
+    const outcome = await failAttempts(
+      tx,
+      [
+        {
+          id: Number(r.id),
+          error: `timed out after ${r.timeout_ms} ms (found by the timeout sweep; worker ${String(r.lease_owner)} did not finish it)`,
+          retryDelayMs: retryDelayMs(Number(r.attempts), backoff),
+        },
+      ],
+      sql`${overdue} AND lease_owner = ${String(r.lease_owner)}`,
+    );
+    retried.push(...outcome.retried);
+    failed.push(...outcome.failed);
+  }
+  const result = await cascade(tx, failed);
+  return { retried, settled: result.settled, promoted: result.promoted };
+}
