@@ -94,9 +94,9 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
   }
 
   private every(name: (typeof TIMERS)[number], ms: number, run: () => unknown): void {
-    const timer = setInterval(() => void run(), ms);
-    timer.unref?.();
-    this.timers.addInterval(this.timerName(name), timer);
+    // Not unref'd: a worker process runs until it is shut down, even when nothing else (an
+    // HTTP server, a connection pool) holds the event loop, as with SQLite.
+    this.timers.addInterval(this.timerName(name), setInterval(() => void run(), ms));
   }
 
   private clear(name: (typeof TIMERS)[number]): void {

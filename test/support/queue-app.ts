@@ -27,7 +27,12 @@ export async function startQueueApp(
     imports: [JobQueueModule.forRoot(db.options(options) as never)],
     providers,
   }).compile();
-  await module.init();
+  try {
+    await module.init();
+  } catch (err) {
+    await module.close().catch(() => undefined); // release the DataSource the failed boot opened
+    throw err;
+  }
   const database = module.get(JobQueueDatabase);
   const dataSource = module.get<DataSource>(JOB_QUEUE_DATA_SOURCE);
   const rows = (text: string, params: unknown[] = []) => dataSource.query(text, params) as Promise<Record<string, unknown>[]>;

@@ -31,7 +31,8 @@ export function waitForGo(): Promise<void> {
 }
 
 export async function bootContext(module: DynamicModule | Type): Promise<INestApplicationContext> {
-  return NestFactory.createApplicationContext(module, { logger: ['error', 'warn'] });
+  const verbose = process.env.JQ_LOG === 'all';
+  return NestFactory.createApplicationContext(module, { logger: verbose ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn'] });
 }
 
 export function runWorker(main: () => Promise<void>): void {

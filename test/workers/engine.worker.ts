@@ -1,0 +1,91 @@
+import { Injectable, Module, type DynamicModule } from '@nestjs/common';
+import { JobContext, JobHandler, JobQueueModule, type JobQueueModuleOptions } from '../../lib';
+import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import { sql } from '../../lib/database/sql';
+import { bootContext, runWorker, send, workerOptions } from './worker-harness';
+
+const WORKER = `${process.pid}`;
+
+/**
+ * Handlers of the multi-process specs. They write what they see to the test's probe tables
+ * (executions, cap_probe) through the queue's own database handle.
+ */
+@Injectable()
+class ProbeHandlers {
+  constructor(private readonly db: JobQueueDatabase) {}
+
+  /** Runs `firstAttemptMs` on attempt 1 (long enough to be killed), `ms` afterwards. */
+  @JobHandler('crashy')
+  async crashy(args: { firstAttemptMs: number; ms: number }, ctx: JobContext): Promise<{ worker: string }> {
+    await this.record(ctx);
+    await sleep(ctx.attempt === 1 ? args.firstAttemptMs : args.ms, ctx.signal);
+    await this.db.run(sql`UPDATE executions SET finished = 1 WHERE job_id = ${ctx.id} AND worker = ${WORKER}`);
+    return { worker: WORKER };
+  }
+
+  /** Attempt 1 blocks the event loop (a wedged worker); later attempts return at once. */
+  @JobHandler('wedge')
+  async wedge(args: { blockMs: number }, ctx: JobContext): Promise<{ worker: string }> {
+    await this.record(ctx);
+    if (ctx.attempt === 1) {
+      send({ type: 'wedging', id: ctx.id });
+      const until = Date.now() + args.blockMs;
+      while (Date.now() < until) {
+        /* a handler that never yields: no timers, no heartbeats */
+      }
+      send({ type: 'unwedged', id: ctx.id });
+    }
+    return { worker: WORKER };
+  }
+
+  /** Counts jobs running at once, cluster-wide and in its group, and keeps the maxima. */
+  @JobHandler('counted')
+  async counted(args: { ms: number }, ctx: JobContext): Promise<void> {
+    await this.record(ctx);
+    const probes = ['global', `group:${ctx.group}`];
+    for (const name of probes) {
+      // max_seen first: MySQL evaluates SET left to right with the new values.
+      await this.db.run(sql`UPDATE cap_probe SET max_seen = CASE WHEN current + 1 > max_seen THEN current + 1 ELSE max_seen END,
+        current = current + 1 WHERE name = ${name}`);
+    }
+    await sleep(args.ms, ctx.signal);
+    for (const name of probes) await this.db.run(sql`UPDATE cap_probe SET current = current - 1 WHERE name = ${name}`);
+  }
+
+  @JobHandler('slow')
+  async slow(args: { ms: number }, ctx: JobContext): Promise<string> {
+    await this.record(ctx);
+    await sleep(args.ms, ctx.signal);
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    return 'slow done';
+  }
+
+  @JobHandler('noop')
+  async noop(): Promise<null> {
+    return null;
+  }
+
+  private async record(ctx: JobContext): Promise<void> {
+    await this.db.run(sql`INSERT INTO executions (job_id, worker, attempt) VALUES (${ctx.id}, ${WORKER}, ${ctx.attempt})`);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+}
+
+@Module({})
+class WorkerModule {
+  static with(options: JobQueueModuleOptions): DynamicModule {
+    return { module: WorkerModule, imports: [JobQueueModule.forRoot(options)], providers: [ProbeHandlers] };
+  }
+}
+
+runWorker(async () => {
+  const app = await bootContext(WorkerModule.with(workerOptions<JobQueueModuleOptions>()));
+  app.enableShutdownHooks(['SIGTERM']);
+  send({ type: 'ready', pid: process.pid });
+});
