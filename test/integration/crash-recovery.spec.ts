@@ -36,7 +36,8 @@ describeDialects('crash, wedge and shutdown with real worker processes', (db) =>
     const a = spawn();
     await a.waitFor('ready');
     const job = await app.queue.enqueue({ type: 'crashy', args: { firstAttemptMs: 60_000, ms: 50 } });
-    await eventually('attempt 1 running in A', async () => (await app.count(`id = ${job.id} AND state = 'running'`)) === 1);
+    // Mid-job: the handler itself has started (its probe row exists), not just the claim.
+    await eventually('attempt 1 inside the handler in A', async () => (await app.rows(`SELECT 1 FROM executions WHERE job_id = ${job.id}`)).length === 1);
     a.kill('SIGKILL');
     await a.exited;
     const killedAt = Date.now();

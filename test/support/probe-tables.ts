@@ -11,13 +11,13 @@ export async function installProbes(app: QueueApp): Promise<void> {
   const bigint = d === 'sqlite' ? 'INTEGER' : 'BIGINT';
   const text = d === 'mysql' ? 'VARCHAR(255)' : 'TEXT';
   await q(`CREATE TABLE IF NOT EXISTS executions (job_id ${bigint} NOT NULL, worker ${text} NOT NULL, attempt INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT 0)`);
-  await q(`CREATE TABLE IF NOT EXISTS finalize_audit (job_id ${bigint} NOT NULL, state ${text} NOT NULL)`);
+  await q(`CREATE TABLE IF NOT EXISTS finalize_audit (job_id ${bigint} NOT NULL, state ${text} NOT NULL, worker ${text})`);
   await q(`CREATE TABLE IF NOT EXISTS cap_probe (name ${d === 'mysql' ? 'VARCHAR(255)' : 'TEXT'} PRIMARY KEY, current INTEGER NOT NULL DEFAULT 0, max_seen INTEGER NOT NULL DEFAULT 0)`);
   if (d === 'postgres') {
     await q(`CREATE OR REPLACE FUNCTION audit_finalize() RETURNS trigger AS $$
       BEGIN
         IF NEW.state IN ('done', 'failed') AND OLD.state IS DISTINCT FROM NEW.state THEN
-          INSERT INTO finalize_audit (job_id, state) VALUES (NEW.id, NEW.state);
+          INSERT INTO finalize_audit (job_id, state, worker) VALUES (NEW.id, NEW.state, OLD.lease_owner);
         END IF;
         RETURN NEW;
       END $$ LANGUAGE plpgsql`);
@@ -28,14 +28,14 @@ export async function installProbes(app: QueueApp): Promise<void> {
     await q(`CREATE TRIGGER jobs_audit AFTER UPDATE ON jobs FOR EACH ROW
       BEGIN
         IF NEW.state IN ('done', 'failed') AND NEW.state <> OLD.state THEN
-          INSERT INTO finalize_audit (job_id, state) VALUES (NEW.id, NEW.state);
+          INSERT INTO finalize_audit (job_id, state, worker) VALUES (NEW.id, NEW.state, OLD.lease_owner);
         END IF;
       END`);
   } else {
     await q(`DROP TRIGGER IF EXISTS jobs_audit`);
     await q(`CREATE TRIGGER jobs_audit AFTER UPDATE OF state ON jobs
       WHEN NEW.state IN ('done', 'failed') AND NEW.state <> OLD.state
-      BEGIN INSERT INTO finalize_audit (job_id, state) VALUES (NEW.id, NEW.state); END`);
+      BEGIN INSERT INTO finalize_audit (job_id, state, worker) VALUES (NEW.id, NEW.state, OLD.lease_owner); END`);
   }
 }
 
