@@ -8,7 +8,7 @@ module.exports = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.spec.json' }] },
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-sql-job-queue$': '<rootDir>/lib/index.ts' },
   globalSetup: '<rootDir>/test/support/global-setup.cjs',
   reporters: ['default', '<rootDir>/test/support/dialect-summary.reporter.cjs'],
   testTimeout: 120_000,
