@@ -22,6 +22,18 @@ export interface RetryBackoffOptions {
   factor?: number;
 }
 
+/** What happens to finished jobs, so that the table does not grow without bound. */
+export interface RetentionOptions {
+  /** Finished jobs older than this are removed. Default 7 days. */
+  olderThanMs?: number;
+  /** `delete` (default), or `archive`: move them to `jobs_archive` / `job_deps_archive`. */
+  mode?: 'delete' | 'archive';
+  /** Interval of the retention sweep. Default 60 s. */
+  intervalMs?: number;
+  /** Rows per transaction. Default 500. */
+  batchSize?: number;
+}
+
 /** Options of `JobQueueModule.forRoot` / `forRootAsync`. Every field is validated at start-up. */
 export interface JobQueueModuleOptions {
   dialect: Dialect;
@@ -76,6 +88,8 @@ export interface JobQueueModuleOptions {
   sqliteBusyTimeoutMs?: number;
   /** Name written into `lease_owner`. Default `<hostname>:<pid>:<random>`. */
   workerId?: string;
+  /** Removal of old finished jobs; `false` keeps everything. Default: delete after 7 days. */
+  retention?: RetentionOptions | false;
   /** Log SQL through TypeORM's logger (own DataSource only). Default false. */
   logging?: boolean;
 }
@@ -107,5 +121,6 @@ export interface ResolvedJobQueueOptions {
   poolSize: number;
   sqliteBusyTimeoutMs: number;
   workerId: string;
+  retention: Required<RetentionOptions> | false;
   logging: boolean;
 }

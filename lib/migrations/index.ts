@@ -6,11 +6,14 @@ import { JobQueueInitSqlite1764403200000 } from './sqlite/1764403200000-job-queu
 import { JobQueueLimitsMysql1764489600000 } from './mysql/1764489600000-job-queue-limits';
 import { JobQueueLimitsPostgres1764489600000 } from './postgres/1764489600000-job-queue-limits';
 import { JobQueueLimitsSqlite1764489600000 } from './sqlite/1764489600000-job-queue-limits';
+import { JobQueueArchiveMysql1764576000000 } from './mysql/1764576000000-job-queue-archive';
+import { JobQueueArchivePostgres1764576000000 } from './postgres/1764576000000-job-queue-archive';
+import { JobQueueArchiveSqlite1764576000000 } from './sqlite/1764576000000-job-queue-archive';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
-  postgres: [JobQueueInitPostgres1764403200000, JobQueueLimitsPostgres1764489600000],
-  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000],
-  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000],
+  postgres: [JobQueueInitPostgres1764403200000, JobQueueLimitsPostgres1764489600000, JobQueueArchivePostgres1764576000000],
+  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000],
+  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000],
 };
 
 /** The schema migrations of one dialect, in order. */

@@ -13,7 +13,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'groupWeights', 'pollIntervalMs', 'leaseTtlMs', 'heartbeatIntervalMs', 'reclaimIntervalMs',
   'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
   'listenNotify', 'maxArgsBytes', 'externalTypes', 'strictTypes', 'poolSize', 'sqliteBusyTimeoutMs',
-  'workerId', 'logging',
+  'workerId', 'retention', 'logging',
 ]);
 
 const MAX_TIMER_MS = 2_147_483_647; // setTimeout's ceiling
@@ -129,7 +129,30 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     poolSize: int(raw, 'poolSize', 10, 1, 1_000),
     sqliteBusyTimeoutMs: int(raw, 'sqliteBusyTimeoutMs', 100, 0, 60_000),
     workerId: optionalString(raw, 'workerId', 128) ?? defaultWorkerId(),
+    retention: resolveRetention(raw.retention),
     logging: bool(raw, 'logging', false),
+  };
+}
+
+function resolveRetention(v: unknown): ResolvedJobQueueOptions['retention'] {
+  if (v === false) return false;
+  const r = (v ?? {}) as Record<string, unknown>;
+  if (typeof r !== 'object' || Array.isArray(r)) {
+    throw new InvalidOptionError('retention', 'false or an object { olderThanMs, mode, intervalMs, batchSize }', v);
+  }
+  for (const k of Object.keys(r)) {
+    if (!['olderThanMs', 'mode', 'intervalMs', 'batchSize'].includes(k)) {
+      throw new InvalidOptionError(`retention.${k}`, 'one of olderThanMs, mode, intervalMs, batchSize', k);
+    }
+  }
+  if (r.mode !== undefined && r.mode !== 'delete' && r.mode !== 'archive') {
+    throw new InvalidOptionError('retention.mode', `'delete' or 'archive'`, r.mode);
+  }
+  return {
+    olderThanMs: int(r, 'olderThanMs', 7 * 24 * 3_600_000, 0, Number.MAX_SAFE_INTEGER, 'retention.'),
+    mode: (r.mode as 'delete' | 'archive' | undefined) ?? 'delete',
+    intervalMs: int(r, 'intervalMs', 60_000, 10, MAX_TIMER_MS, 'retention.'),
+    batchSize: int(r, 'batchSize', 500, 1, 10_000, 'retention.'),
   };
 }
 

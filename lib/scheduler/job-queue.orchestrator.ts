@@ -18,7 +18,7 @@ import { PgNotifyListener } from '../notify/pg-notify.listener';
 import { SweepsService } from '../sweeps/sweeps.service';
 import { SchedulerService } from './scheduler.service';
 
-const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout'] as const;
+const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention'] as const;
 
 /**
  * Owns the timers and the order of start and shutdown.
@@ -64,6 +64,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     this.every('heartbeat', o.heartbeatIntervalMs, () => this.scheduler.heartbeat());
     this.every('reclaim', o.reclaimIntervalMs, () => this.sweeps.reclaim());
     this.every('timeout', o.timeoutSweepIntervalMs, () => this.sweeps.failOverdue());
+    if (o.retention) this.every('retention', o.retention.intervalMs, () => this.sweeps.retain());
     this.scheduler.start();
     this.started = true;
     this.logger.log(
@@ -75,7 +76,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    for (const name of ['poll', 'reclaim', 'timeout'] as const) this.clear(name);
+    for (const name of ['poll', 'reclaim', 'timeout', 'retention'] as const) this.clear(name);
     await this.listener.stop();
     const { finished, handedBack } = await this.scheduler.drain(this.options.shutdownGraceMs);
     await this.finalizer.drain();

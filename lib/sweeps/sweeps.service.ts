@@ -6,6 +6,7 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { notifyInTransaction } from '../notify/notify.sql';
 import { reclaimExpiredLeases } from './reclaim.sql';
+import { removeFinishedJobs } from './retention.sql';
 import type { SweepResult } from './sweep-result';
 import { failOverdueJobs } from './timeout.sql';
 
@@ -32,6 +33,28 @@ export class SweepsService {
 
   failOverdue(): Promise<number> {
     return this.sweep('timeout', (tx) => failOverdueJobs(tx, BATCH, this.options.retryBackoff));
+  }
+
+  /** Removes (or archives) finished jobs past the retention age, a batch per transaction. */
+  async retain(): Promise<number> {
+    const r = this.options.retention;
+    if (!r || this.busy.has('retention')) return 0;
+    this.busy.add('retention');
+    let total = 0;
+    try {
+      for (;;) {
+        const n = await this.db.transaction((tx) => removeFinishedJobs(tx, r.olderThanMs, r.batchSize, r.mode === 'archive'));
+        total += n;
+        if (n < r.batchSize) break;
+        await new Promise((resolve) => setImmediate(resolve)); // let claims and finalizes in between
+      }
+      if (total) this.logger.log(`retention sweep: ${total} finished job(s) ${r.mode === 'archive' ? 'archived' : 'deleted'}`);
+    } catch (err) {
+      this.logger.warn(`retention sweep failed (${(err as Error).message}); it runs again at its next interval`);
+    } finally {
+      this.busy.delete('retention');
+    }
+    return total;
   }
 
   private async sweep(name: string, step: (tx: SqlExecutor) => Promise<SweepResult>): Promise<number> {
