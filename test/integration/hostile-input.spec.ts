@@ -1,0 +1,99 @@
+import {
+  ArgsNotSerializableError,
+  ArgsTooLargeError,
+  DependencyCycleError,
+  DuplicateRefError,
+  InvalidJobError,
+  InvalidOptionError,
+  JobQueueError,
+  JobQueueModule,
+  MissingUpstreamJobError,
+  ParentCycleError,
+  SelfDependencyError,
+  UnknownDependencyError,
+  UnknownJobTypeError,
+  type GraphNode,
+  type JobQueueModuleOptions,
+} from '../../lib';
+import { describeDialects } from '../support/describe-dialects';
+import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+
+type ErrorClass = abstract new (...args: never[]) => JobQueueError;
+
+const circular: Record<string, unknown> = { name: 'loop' };
+circular.self = circular;
+
+/** Each row: what is wrong, the graph, the typed error expected. Nothing may be written. */
+const BAD_GRAPHS: Array<[string, () => GraphNode[], ErrorClass]> = [
+  ['a dependency cycle', () => [{ ref: 'a', type: 't', dependsOn: ['c'] }, { ref: 'b', type: 't', dependsOn: ['a'] }, { ref: 'c', type: 't', dependsOn: ['b'] }], DependencyCycleError],
+  ['a self-dependency', () => [{ ref: 'a', type: 't', dependsOn: ['a'] }], SelfDependencyError],
+  ['an unknown ref', () => [{ ref: 'a', type: 't', dependsOn: ['nope'] }], UnknownDependencyError],
+  ['a duplicate ref', () => [{ ref: 'a', type: 't' }, { ref: 'a', type: 't' }], DuplicateRefError],
+  ['a dependency on a job id that does not exist', () => [{ ref: 'a', type: 't', dependsOn: [2_000_000_000] }], MissingUpstreamJobError],
+  ['a parent that is its own descendant', () => [{ ref: 'a', type: 't', parent: 'b' }, { ref: 'b', type: 't', parent: 'c' }, { ref: 'c', type: 't', parent: 'a' }], ParentCycleError],
+  ['args with a function', () => [{ ref: 'a', type: 't', args: { cb: () => 1 } }], ArgsNotSerializableError],
+  ['args with a BigInt', () => [{ ref: 'a', type: 't', args: { n: 1n } }], ArgsNotSerializableError],
+  ['circular args', () => [{ ref: 'a', type: 't', args: circular }], ArgsNotSerializableError],
+  ['args above the size limit', () => [{ ref: 'a', type: 't', args: { blob: 'x'.repeat(5_000) } }], ArgsTooLargeError],
+  ['a negative priority', () => [{ ref: 'a', type: 't', priority: -1 }], InvalidJobError],
+  ['a non-integer priority', () => [{ ref: 'a', type: 't', priority: 0.5 }], InvalidJobError],
+  ['a zero weight', () => [{ ref: 'a', type: 't', weight: 0 }], InvalidJobError],
+  ['a non-integer weight', () => [{ ref: 'a', type: 't', weight: 1.5 }], InvalidJobError],
+  ['zero attempts', () => [{ ref: 'a', type: 't', maxAttempts: 0 }], InvalidJobError],
+  ['a negative timeout', () => [{ ref: 'a', type: 't', timeoutMs: -1 }], InvalidJobError],
+  ['a NaN timeout', () => [{ ref: 'a', type: 't', timeoutMs: NaN }], InvalidJobError],
+  ['an invalid date', () => [{ ref: 'a', type: 't', runAfter: new Date('not a date') }], InvalidJobError],
+  ['an empty type', () => [{ ref: 'a', type: '' }], InvalidJobError],
+  ['an over-long type', () => [{ ref: 'a', type: 't'.repeat(201) }], InvalidJobError],
+  ['an unregistered type', () => [{ ref: 'ok', type: 't' }, { ref: 'a', type: 'never-registered' }], UnknownJobTypeError],
+];
+
+const BAD_OPTIONS: Array<[string, Partial<JobQueueModuleOptions> | string]> = [
+  ['an unknown dialect', 'oracle'],
+  ['a bad URL', { dialect: 'postgres', url: '::not a url::' }],
+  ['a URL of another dialect', { dialect: 'mysql', url: 'postgres://localhost/x' }],
+  ['a heartbeat not below the lease TTL', { dialect: 'sqlite', leaseTtlMs: 2_000, heartbeatIntervalMs: 2_000 }],
+  ['a negative concurrency', { dialect: 'sqlite', concurrency: -4 }],
+  ['a misspelled option', { dialect: 'sqlite', leaseTTL: 5 } as never],
+];
+
+describeDialects('hostile and bad input', (db) => {
+  let app: QueueApp;
+  beforeAll(async () => {
+    app = await startQueueApp(db, { worker: false, externalTypes: ['t'], maxArgsBytes: 4_096 });
+  });
+  afterAll(() => app?.close());
+  beforeEach(() => resetTables(app));
+
+  it.each(BAD_GRAPHS)('rejects %s with a typed error and writes nothing', async (_what, graph, expected) => {
+    await app.queue.enqueue({ type: 't' }); // a row that must survive untouched
+    const before = await app.rows(`SELECT id, state, updated_at FROM jobs`);
+    const error = await app.queue.enqueueGraph(graph()).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(expected);
+    expect((error as Error).message.length).toBeGreaterThan(20);
+    expect(await app.rows(`SELECT id, state, updated_at FROM jobs`)).toEqual(before);
+    expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_deps`))[0].n)).toBe(0);
+  });
+
+  it.each(BAD_OPTIONS)('refuses to start with %s', async (_what, options) => {
+    expect(() => JobQueueModule.forRoot(options as never)).toThrow(InvalidOptionError);
+  });
+
+  it('stores quotes, semicolons, SQL fragments and emoji verbatim in type, group, key and args', async () => {
+    const nasty = [`'; DROP TABLE jobs; --`, `"quoted" \\ backslash`, `Robert'); DELETE FROM job_deps;--`, `😀🚀 ünïcödé`, `%_ LIKE wildcards`, `$1 ? :name`];
+    const types = nasty.map((s, i) => `t${i}:${s}`);
+    const strict = await startQueueApp(db, { worker: false, externalTypes: types });
+    try {
+      for (const [i, s] of nasty.entries()) {
+        const job = await strict.queue.enqueue({ type: types[i], group: s, key: `${i}:${s}`, args: { s, nested: [s, { s }] } });
+        expect(await strict.queue.get(job.id)).toMatchObject({ type: types[i], group: s, key: `${i}:${s}`, args: { s, nested: [s, { s }] } });
+      }
+      expect(await strict.count()).toBe(nasty.length);
+    } finally {
+      await strict.close();
+    }
+  });
+});
