@@ -151,7 +151,11 @@ export class SchedulerService {
   }
 
   private async tick(): Promise<void> {
-    const free = this.options.concurrency - this.inFlight.size;
+    // Results waiting to be written count against the slots beyond one batch's worth: if the
+    // database slows down, claiming slows too, which bounds memory and what a crash can lose
+    // (at most 2 × concurrency attempts: those running and those finished but not committed).
+    const unwritten = Math.max(0, this.finalizer.pending - this.options.concurrency);
+    const free = this.options.concurrency - this.inFlight.size - unwritten;
     if (free <= 0 || Date.now() < this.pausedUntil) return;
     const room: Record<string, number> = {};
     const types = this.registry.types().filter((type) => {
@@ -227,6 +231,7 @@ export class SchedulerService {
         retryDelayMs: retryDelayMs(job.attempts, this.options.retryBackoff),
       });
     }
+    if (outcome.kind !== 'aborted') this.trigger(); // the written result may have been holding a slot
   }
 
   private recovered(): void {

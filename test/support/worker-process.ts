@@ -33,10 +33,14 @@ export class WorkerProcess {
     });
     createInterface({ input: this.child.stderr }).on('line', (line) => this.stderr.push(line));
     this.exited = new Promise((resolve) => this.child.on('exit', (code, signal) => {
+      this.dead = true;
       resolve({ code, signal });
       this.waiters.forEach((w) => w());
     }));
   }
+
+  /** True once the process has exited. */
+  dead = false;
 
   get pid(): number {
     return this.child.pid!;

@@ -1,5 +1,5 @@
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
-import { JobContext, JobHandler, JobQueueModule, type JobQueueModuleOptions } from '../../lib';
+import { JobContext, JobHandler, JobQueueModule, UnrecoverableJobError, type JobQueueModuleOptions } from '../../lib';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import { sql } from '../../lib/database/sql';
 import { bootContext, runWorker, send, workerOptions } from './worker-harness';
@@ -58,6 +58,16 @@ class ProbeHandlers {
     await sleep(args.ms, ctx.signal);
     if (ctx.signal.aborted) throw ctx.signal.reason;
     return 'slow done';
+  }
+
+  /** The chaos workload: some work, planned transient or permanent failures. */
+  @JobHandler('chaos', { maxAttempts: 25 })
+  async chaos(args: { ms: number; fail?: 'once' | 'always' }, ctx: JobContext): Promise<{ id: number; attempt: number }> {
+    await this.record(ctx);
+    await sleep(args.ms, ctx.signal);
+    if (args.fail === 'always') throw new UnrecoverableJobError('planned permanent failure');
+    if (args.fail === 'once' && ctx.attempt === 1) throw new Error('planned transient failure');
+    return { id: ctx.id, attempt: ctx.attempt };
   }
 
   @JobHandler('noop')
