@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describeDialects } from '../support/describe-dialects';
 import { clearProbes, finalizeCounts, installProbes } from '../support/probe-tables';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
@@ -62,7 +65,8 @@ describeDialects('crash, wedge and shutdown with real worker processes', (db) =>
   it('a wedged worker (blocked event loop) is failed by the timeout sweep of another process', async () => {
     const a = spawn();
     await a.waitFor('ready');
-    const job = await app.queue.enqueue({ type: 'wedge', args: { blockMs: 4_000 }, timeoutMs: 800, maxAttempts: 2 });
+    const releaseFile = join(mkdtempSync(join(tmpdir(), 'jq-wedge-')), 'release');
+    const job = await app.queue.enqueue({ type: 'wedge', args: { releaseFile, maxBlockMs: 60_000 }, timeoutMs: 800, maxAttempts: 2 });
     await a.waitFor('wedging');
     // A's lease would outlive the timeout; only another process can notice.
     await app.rows(`UPDATE jobs SET lease_expires = ${futureSql(db.dialect, 60)} WHERE id = ${job.id}`);
@@ -71,6 +75,7 @@ describeDialects('crash, wedge and shutdown with real worker processes', (db) =>
     const done = await app.queue.waitFor(job.id, { timeoutMs: 30_000 });
     expect(done).toMatchObject({ state: 'done', attempts: 2, result: { worker: String(bPid) } });
     expect(done.lastError).toMatch(/timed out after 800 ms \(found by the timeout sweep/);
+    writeFileSync(releaseFile, ''); // A wakes up only now, long after B finished its job
     await a.waitFor('unwedged', 20_000);
     await new Promise((r) => setTimeout(r, 500)); // A tries to finalize its stale attempt: refused
     expect((await app.queue.get(job.id))!.result).toEqual({ worker: String(bPid) });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { JobContext, JobHandler, JobQueueModule, UnrecoverableJobError, type JobQueueModuleOptions } from '../../lib';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
@@ -23,14 +24,17 @@ class ProbeHandlers {
     return { worker: WORKER };
   }
 
-  /** Attempt 1 blocks the event loop (a wedged worker); later attempts return at once. */
+  /**
+   * Attempt 1 blocks the event loop (a wedged worker) until the test creates `releaseFile`;
+   * later attempts return at once.
+   */
   @JobHandler('wedge')
-  async wedge(args: { blockMs: number }, ctx: JobContext): Promise<{ worker: string }> {
+  async wedge(args: { releaseFile: string; maxBlockMs: number }, ctx: JobContext): Promise<{ worker: string }> {
     await this.record(ctx);
     if (ctx.attempt === 1) {
       send({ type: 'wedging', id: ctx.id });
-      const until = Date.now() + args.blockMs;
-      while (Date.now() < until) {
+      const until = Date.now() + args.maxBlockMs;
+      while (!existsSync(args.releaseFile) && Date.now() < until) {
         /* a handler that never yields: no timers, no heartbeats */
       }
       send({ type: 'unwedged', id: ctx.id });
