@@ -1,1 +1,31 @@
-// Placeholder until the sample app lands (issue 4).
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { loadSampleConfig, type SampleConfig } from './config/sample.config';
+import { DemoRunService } from './demo/demo-run.service';
+
+/**
+ * `npm start`: serves HTTP, and unless SAMPLE_DEMO=0, runs the demo pipelines with a live view.
+ * Env: DATABASE_URL (postgres://, mysql://, sqlite:path; unset = ./jobs.sqlite), PORT (3000).
+ */
+async function bootstrap(): Promise<void> {
+  const config = loadSampleConfig(process.env); // fail on a bad DATABASE_URL before connecting
+  // Warnings and errors only: the live view is the interesting output.
+  const app = await NestFactory.create(AppModule, { logger: ['error', 'warn'], abortOnError: false });
+  app.enableShutdownHooks(); // SIGINT/SIGTERM: running jobs get shutdownGraceMs, then hand back their leases
+  await app.listen(config.port);
+  process.stdout.write(`sample app on ${where(config)}, HTTP on http://localhost:${config.port}\n`);
+  if (config.demo) await app.get(DemoRunService).run();
+}
+
+/** The database in words, without a password. */
+function where({ queue }: SampleConfig): string {
+  if (queue.dialect === 'sqlite') return `SQLite ${queue.url}`;
+  const url = new URL(queue.url!);
+  return `${queue.dialect} ${url.host}${url.pathname}`;
+}
+
+bootstrap().catch((err: Error) => {
+  process.stderr.write(`sample app failed to start: ${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,39 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { JobQueueModule } from 'nestjs-sql-job-queue';
+import { SampleConfigModule } from './config/sample-config.module';
+import { SAMPLE_CONFIG } from './config/sample-config.token';
+import type { SampleConfig } from './config/sample.config';
+import { DemoRunPrinter } from './demo/demo-run.printer';
+import { DemoRunService } from './demo/demo-run.service';
+import { JobQueueErrorsFilter } from './http/job-queue-errors.filter';
+import { JobsController } from './jobs/jobs.controller';
+import { StatsController } from './jobs/stats.controller';
+import { PipelineService } from './reports/pipeline.service';
+import { PipelinesController } from './reports/pipelines.controller';
+import { ReportHandlers } from './reports/report.handlers';
+
+/**
+ * The sample application. The queue's options come from the environment through forRootAsync,
+ * so DATABASE_URL picks the dialect and tests boot this very module on their own databases.
+ */
+@Module({
+  imports: [
+    SampleConfigModule,
+    JobQueueModule.forRootAsync({
+      imports: [SampleConfigModule],
+      inject: [SAMPLE_CONFIG],
+      useFactory: (config: SampleConfig) => config.queue,
+    }),
+  ],
+  controllers: [PipelinesController, JobsController, StatsController],
+  providers: [
+    ReportHandlers,
+    PipelineService,
+    DemoRunPrinter,
+    DemoRunService,
+    // Registered here rather than in main.ts so that a test booting AppModule gets it too.
+    { provide: APP_FILTER, useClass: JobQueueErrorsFilter },
+  ],
+})
+export class AppModule {}

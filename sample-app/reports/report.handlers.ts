@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { JobContext, JobHandler } from 'nestjs-sql-job-queue';
+import { fetchRef, parseRef } from './report.graph';
+import type { AggregateResult, FetchArgs, FetchResult, NotifyResult, ParseResult, RenderResult, TenantArgs } from './report.types';
+import { FLAKY_SOURCE, sourceLatencyMs, sourceRows } from './source.simulator';
+
+const RENDER_STAGES = ['layout', 'charts', 'tables', 'pdf'] as const;
+
+/**
+ * The report steps. Each waits with `ctx.signal`, so a cancel, a timeout or a shutdown stops it
+ * at once; each is idempotent (same inputs, same result), since delivery is at least once.
+ */
+@Injectable()
+export class ReportHandlers {
+  @JobHandler('fetch', { maxAttempts: 3, timeoutMs: 5_000 })
+  async fetch({ tenant, source }: FetchArgs, ctx: JobContext): Promise<FetchResult> {
+    await sleep(sourceLatencyMs(source), undefined, { signal: ctx.signal });
+    if (source === FLAKY_SOURCE && ctx.attempt === 1) {
+      // Deterministic flakiness: the queue retries with backoff and the second attempt succeeds.
+      throw new Error(`${source} API timed out (simulated; fails on the first attempt only)`);
+    }
+    return { source, rows: sourceRows(tenant, source) };
+  }
+
+  @JobHandler('parse')
+  async parse({ source }: { source: string }, ctx: JobContext): Promise<ParseResult> {
+    const upstream = await ctx.upstream<Record<string, FetchResult>>();
+    const { rows } = upstream[fetchRef(source)];
+    await sleep(100, undefined, { signal: ctx.signal });
+    return { source, count: rows.length, total: rows.reduce((a, b) => a + b, 0) };
+  }
+
+  @JobHandler('aggregate')
+  async aggregate({ tenant }: TenantArgs, ctx: JobContext): Promise<AggregateResult> {
+    const upstream = await ctx.upstream<Record<string, ParseResult>>();
+    // upstream() keys every result twice, by ref and by id; take the refs only, or sums double.
+    const parsed = Object.entries(upstream)
+      .filter(([key]) => key.startsWith(parseRef('')))
+      .map(([, value]) => value);
+    await sleep(100, undefined, { signal: ctx.signal });
+    return {
+      tenant,
+      count: parsed.reduce((n, p) => n + p.count, 0),
+      total: parsed.reduce((n, p) => n + p.total, 0),
+      bySource: Object.fromEntries(parsed.map((p) => [p.source, p.total])),
+    };
+  }
+
+  @JobHandler('render', { timeoutMs: 30_000 })
+  async render({ tenant }: TenantArgs, ctx: JobContext): Promise<RenderResult> {
+    const { aggregate } = await ctx.upstream<{ aggregate: AggregateResult }>();
+    for (const [i, stage] of RENDER_STAGES.entries()) {
+      await ctx.progress((i * 100) / RENDER_STAGES.length, stage);
+      await sleep(400, undefined, { signal: ctx.signal });
+    }
+    await ctx.progress(100, 'rendered');
+    return { url: `/reports/${tenant}/${ctx.id}.pdf`, pages: 1 + Object.keys(aggregate.bySource).length, total: aggregate.total };
+  }
+
+  @JobHandler('notify')
+  async notify({ tenant }: TenantArgs, ctx: JobContext): Promise<NotifyResult> {
+    const { render } = await ctx.upstream<{ render: RenderResult }>();
+    await sleep(100, undefined, { signal: ctx.signal });
+    // A real notifier would send mail here, deduplicated by job id (delivery is at least once).
+    return { to: `reports@${tenant}.example`, url: render.url, total: render.total };
+  }
+}
