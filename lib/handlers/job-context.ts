@@ -53,8 +53,8 @@ export class JobContext {
   }
 
   /**
-   * Results of the jobs this one depends on, keyed by graph ref (when the upstream had one)
-   * and by id as a string.
+   * Results of the jobs this one depends on, each once: keyed by the upstream's graph ref, or
+   * by its id (as a string) when it was enqueued without one (e.g. a numeric `dependsOn`).
    */
   upstream<T extends Record<string, unknown> = Record<string, unknown>>(): Promise<T> {
     return this.io.upstream(this.id) as Promise<T>;

@@ -39,15 +39,14 @@ export async function writeProgress(db: SqlExecutor, owner: string, id: number, 
   return affected > 0;
 }
 
-/** Results of a job's upstreams, keyed by ref (if any) and by id. */
+/** Results of a job's upstreams, each once: keyed by its graph ref, or by its id (as a string) when it has none. */
 export async function readUpstreamResults(db: SqlExecutor, id: number): Promise<Record<string, unknown>> {
   const { rows } = await db.run(sql`SELECT u.id, u.ref, u.result FROM job_deps d JOIN jobs u ON u.id = d.depends_on_id
     WHERE d.job_id = ${id} ORDER BY u.id`);
   const out: Record<string, unknown> = {};
   for (const r of rows) {
     const value = r.result == null ? null : JSON.parse(String(r.result));
-    out[String(r.id)] = value;
-    if (r.ref != null) out[String(r.ref)] = value;
+    out[r.ref != null ? String(r.ref) : String(r.id)] = value;
   }
   return out;
 }

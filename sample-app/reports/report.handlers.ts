@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JobContext, JobHandler } from 'nestjs-sql-job-queue';
-import { fetchRef, parseRef } from './report.graph';
+import { fetchRef } from './report.graph';
 import type { AggregateResult, FetchArgs, FetchResult, NotifyResult, ParseResult, RenderResult, TenantArgs } from './report.types';
 import { FLAKY_SOURCE, sourceLatencyMs, sourceRows } from './source.simulator';
 
@@ -34,10 +34,8 @@ export class ReportHandlers {
   @JobHandler('aggregate')
   async aggregate({ tenant }: TenantArgs, ctx: JobContext): Promise<AggregateResult> {
     const upstream = await ctx.upstream<Record<string, ParseResult>>();
-    // upstream() keys every result twice, by ref and by id; take the refs only, or sums double.
-    const parsed = Object.entries(upstream)
-      .filter(([key]) => key.startsWith(parseRef('')))
-      .map(([, value]) => value);
+    // One entry per upstream, keyed by ref: every parse of this tenant.
+    const parsed = Object.values(upstream);
     await sleep(100, undefined, { signal: ctx.signal });
     return {
       tenant,

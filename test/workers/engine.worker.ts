@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
-import { JobContext, JobHandler, JobQueueModule, UnrecoverableJobError, type JobQueueModuleOptions } from '../../lib';
+import type { DataSource } from 'typeorm';
+import { JOB_QUEUE_DATA_SOURCE, JobContext, JobHandler, JobQueueModule, UnrecoverableJobError, type JobQueueModuleOptions } from '../../lib';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import { sql } from '../../lib/database/sql';
 import { bootContext, runWorker, send, workerOptions } from './worker-harness';
@@ -99,7 +100,18 @@ class WorkerModule {
 }
 
 runWorker(async () => {
-  const app = await bootContext(WorkerModule.with(workerOptions<JobQueueModuleOptions>()));
+  const { reportMemoryMs, ...options } = workerOptions<JobQueueModuleOptions & { reportMemoryMs?: number }>();
+  const app = await bootContext(WorkerModule.with(options));
   app.enableShutdownHooks(['SIGTERM']);
   send({ type: 'ready', pid: process.pid });
+  if (reportMemoryMs) {
+    const dataSource = app.get<DataSource>(JOB_QUEUE_DATA_SOURCE);
+    setInterval(() => send({ type: 'memory', rss: process.memoryUsage().rss, pool: poolSize(dataSource) }), reportMemoryMs);
+  }
 });
+
+/** Open connections of the DataSource's pool (pg Pool, mysql2 pool; SQLite has one). */
+function poolSize(dataSource: DataSource): number {
+  const driver = dataSource.driver as unknown as { master?: { totalCount: number }; pool?: { _allConnections?: { length: number } } };
+  return driver.master?.totalCount ?? driver.pool?._allConnections?.length ?? 1;
+}
