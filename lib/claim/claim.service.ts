@@ -27,6 +27,11 @@ export class ClaimService {
 
   async claim(request: ClaimRequest): Promise<JobRecord[]> {
     if (!request.types.length || !request.quotas.some((q) => q.limit > 0)) return [];
+    if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room) {
+      // One statement is atomic by itself: no BEGIN/COMMIT round trips.
+      const { rows } = await this.db.run(postgresClaimStatement(this.db.dialect, request)!);
+      return rows.map((r) => toJobRecord(r, this.db.dialect)).sort((a, b) => b.priority - a.priority || a.id - b.id);
+    }
     try {
       const rows = await this.db.transaction((tx) => this.claimIn(tx, request), { failWhenBusy: true });
       return rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
@@ -40,10 +45,6 @@ export class ClaimService {
   private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<JobRecord[]> {
     const lockNames = relevantLimitLocks(request);
     if (!lockNames.length && !request.room) {
-      if (tx.dialect.name === 'postgres') {
-        const { rows } = await tx.run(postgresClaimStatement(tx.dialect, request)!);
-        return rows.map((r) => toJobRecord(r, tx.dialect));
-      }
       if (tx.dialect.name === 'sqlite') {
         const out: JobRecord[] = [];
         for (const quota of request.quotas.filter((q) => q.limit > 0)) {

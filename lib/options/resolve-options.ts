@@ -9,7 +9,7 @@ import {
 } from '../job-queue.options';
 
 const KNOWN_OPTIONS = new Set<string>([
-  'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'limits',
+  'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'prefetch', 'limits',
   'groupWeights', 'pollIntervalMs', 'leaseTtlMs', 'heartbeatIntervalMs', 'reclaimIntervalMs',
   'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
   'listenNotify', 'maxArgsBytes', 'externalTypes', 'strictTypes', 'poolSize', 'sqliteBusyTimeoutMs',
@@ -74,6 +74,7 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     );
   }
 
+  const concurrency = int(raw, 'concurrency', 10, 1, 10_000);
   const leaseTtlMs = int(raw, 'leaseTtlMs', 30_000, 1_000, MAX_TIMER_MS);
   const heartbeatIntervalMs = int(raw, 'heartbeatIntervalMs', Math.floor(leaseTtlMs / 3), 50, MAX_TIMER_MS);
   if (heartbeatIntervalMs >= leaseTtlMs) {
@@ -106,7 +107,8 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     dataSource,
     runMigrations: bool(raw, 'runMigrations', true),
     worker: bool(raw, 'worker', true),
-    concurrency: int(raw, 'concurrency', 10, 1, 10_000),
+    concurrency,
+    prefetch: int(raw, 'prefetch', concurrency, 0, 10_000),
     limits: {
       global: globalLimit,
       groups: intRecord(limitsRaw.groups, 'limits.groups'),

@@ -14,6 +14,7 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { handBackLeases, readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
 import { fairShare, newFairShareState } from './fair-share';
+import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { readyGroups, type ReadyGroup } from './ready-groups.sql';
 import { retryDelayMs } from './retry-backoff';
 
@@ -48,6 +49,7 @@ export class SchedulerService {
   private errorStreak = 0;
   private pausedUntil = 0;
   private readonly io: JobContextIO;
+  private readonly buffer: PrefetchBuffer;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -58,6 +60,7 @@ export class SchedulerService {
     private readonly events: JobQueueEvents,
   ) {
     const owner = options.workerId;
+    this.buffer = new PrefetchBuffer(options.prefetch);
     this.io = {
       progress: async (id, percent, stage) => {
         if (!(await writeProgress(this.db, owner, id, percent, stage))) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
@@ -77,9 +80,10 @@ export class SchedulerService {
     this.trigger();
   }
 
-  /** Requests a tick; cheap to call often. */
+  /** Requests a tick; cheap to call often. Prefetched jobs fill free slots at once. */
   readonly trigger = (): void => {
     if (!this.accepting) return;
+    for (const job of this.buffer.take(this.freeSlots())) this.dispatch(job);
     if (this.ticking) {
       this.again = true;
       return;
@@ -100,6 +104,7 @@ export class SchedulerService {
    */
   async drain(graceMs: number): Promise<{ finished: number; handedBack: number }> {
     this.stop();
+    const unstarted = await this.handBack(this.buffer.takeStale(0));
     const before = this.inFlight.size;
     const all = Promise.all([...this.inFlight.values()].map((f) => f.finished));
     let timer: NodeJS.Timeout | undefined;
@@ -107,22 +112,26 @@ export class SchedulerService {
     clearTimeout(timer);
     const remaining = [...this.inFlight.values()];
     for (const f of remaining) f.controller.abort(new ShutdownAbortError());
-    let handedBack = 0;
-    if (remaining.length) {
-      handedBack = await handBackLeases(this.db, this.options.workerId, remaining.map((f) => f.job.id)).catch((err) => {
-        this.logger.warn(`could not hand back ${remaining.length} lease(s) (${(err as Error).message}); they will expire and be reclaimed`);
-        return 0;
-      });
-      await Promise.all(remaining.map((f) => f.finished));
-    }
+    const handedBack = unstarted + (await this.handBack(remaining.map((f) => f.job)));
+    await Promise.all(remaining.map((f) => f.finished));
     this.events.off('cancelled', this.abortCancelled);
     return { finished: before - remaining.length, handedBack };
   }
 
+  private async handBack(jobs: JobRecord[]): Promise<number> {
+    if (!jobs.length) return 0;
+    return handBackLeases(this.db, this.options.workerId, jobs.map((j) => j.id)).catch((err) => {
+      this.logger.warn(`could not hand back ${jobs.length} lease(s) (${(err as Error).message}); they will expire and be reclaimed`);
+      return 0;
+    });
+  }
+
   /** Renews the leases of everything this process holds; aborts jobs whose lease is gone. */
   async heartbeat(): Promise<void> {
-    if (!this.inFlight.size && !this.finalizer.pending) return;
-    const snapshot = [...this.inFlight.keys()];
+    // Prefetched jobs nobody started in time (handlers got slower) go back to the queue.
+    await this.handBack(this.buffer.takeStale(MAX_PREFETCH_WAIT_MS));
+    if (!this.inFlight.size && !this.finalizer.pending && !this.buffer.size) return;
+    const snapshot = [...this.inFlight.keys(), ...this.buffer.ids()];
     let held: Set<number>;
     try {
       held = await renewLeases(this.db, this.options.workerId, this.options.leaseTtlMs);
@@ -130,14 +139,26 @@ export class SchedulerService {
       this.logger.warn(`lease renewal failed (${(err as Error).message}); retrying at the next heartbeat`);
       return;
     }
-    for (const id of snapshot) {
-      if (!held.has(id)) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
-    }
+    const lost = snapshot.filter((id) => !held.has(id));
+    this.buffer.remove(lost);
+    for (const id of lost) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
   }
 
   private readonly abortCancelled = (ids: number[]): void => {
+    this.buffer.remove(ids);
     for (const id of ids) this.inFlight.get(id)?.controller.abort(new JobCancelledError(id));
   };
+
+  /**
+   * Slots free now. Results waiting to be written count against the slots beyond one batch's
+   * worth: if the database slows down, claiming slows too, which bounds memory and what a
+   * crash can lose (at most 2 × concurrency attempts: those running and those finished but
+   * not committed), prefetched jobs aside.
+   */
+  private freeSlots(): number {
+    const unwritten = Math.max(0, this.finalizer.pending - this.options.concurrency);
+    return Math.max(0, this.options.concurrency - this.inFlight.size - unwritten);
+  }
 
   private async loop(): Promise<void> {
     try {
@@ -151,12 +172,9 @@ export class SchedulerService {
   }
 
   private async tick(): Promise<void> {
-    // Results waiting to be written count against the slots beyond one batch's worth: if the
-    // database slows down, claiming slows too, which bounds memory and what a crash can lose
-    // (at most 2 × concurrency attempts: those running and those finished but not committed).
-    const unwritten = Math.max(0, this.finalizer.pending - this.options.concurrency);
-    const free = this.options.concurrency - this.inFlight.size - unwritten;
-    if (free <= 0 || Date.now() < this.pausedUntil) return;
+    for (const job of this.buffer.take(this.freeSlots())) this.dispatch(job);
+    const free = this.freeSlots();
+    if ((free <= 0 && !this.buffer.low) || Date.now() < this.pausedUntil) return;
     const room: Record<string, number> = {};
     const types = this.registry.types().filter((type) => {
       const cap = this.registry.get(type)!.options.concurrency;
@@ -165,19 +183,24 @@ export class SchedulerService {
       return room[type] > 0;
     });
     if (!types.length) return;
+    const capped = Object.keys(room).length > 0 || hasLimits(this.options);
     try {
-      const quotas = await this.plan(free, types);
+      const quotas = await this.plan(free, types, capped);
+      if (!quotas.length) return;
       const jobs = await this.claims.claim({
         owner: this.options.workerId,
         types,
         quotas,
         leaseTtlMs: this.options.leaseTtlMs,
         start: true,
-        limits: hasLimits(this.options) ? this.options.limits : undefined,
+        limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
         room: Object.keys(room).length ? { types: room } : undefined,
       });
       this.recovered();
-      for (const job of jobs) this.dispatch(job);
+      // Slots may have freed while the claim was in flight: start what fits, keep the rest.
+      const fits = this.freeSlots();
+      jobs.slice(0, fits).forEach((job) => this.dispatch(job));
+      this.buffer.add(jobs.slice(fits));
       const asked = quotas.reduce((n, q) => n + q.limit, 0);
       if (jobs.length >= asked) this.again = true; // there may be more
       else if (quotas.some((q) => q.group !== undefined)) this.groups.at = 0; // a group ran dry: look again
@@ -186,13 +209,21 @@ export class SchedulerService {
     }
   }
 
-  /** Free slots → per-group quotas (fair share), or one any-group quota when at most one group waits. */
-  private async plan(free: number, types: string[]): Promise<ClaimQuota[]> {
+  /**
+   * Free slots → per-group quotas (fair share), or one any-group quota when at most one group
+   * waits. Only then is it worth prefetching: with several groups every slot is allocated by
+   * fair share when it frees, and under caps a buffered job would hold scarce capacity.
+   */
+  private async plan(free: number, types: string[], capped: boolean): Promise<ClaimQuota[]> {
     if (Date.now() - this.groups.at > GROUPS_TTL_MS) {
       this.groups = { list: await readyGroups(this.db, types), at: Date.now() };
     }
     const list = this.groups.list;
-    if (list.length <= 1) return [{ limit: free }];
+    if (list.length <= 1) {
+      const limit = free + (capped ? 0 : this.buffer.room());
+      return limit > 0 ? [{ limit }] : [];
+    }
+    if (free <= 0) return [];
     const demand = list.map((g) => ({
       group: g.group,
       weight: this.options.groupWeights[g.group] ?? g.weight,
@@ -210,8 +241,12 @@ export class SchedulerService {
     bump(this.inFlightByGroup, job.group, 1);
     bump(this.inFlightByType, job.type, 1);
     const timeoutMs = job.timeoutMs ?? handler.options.timeoutMs ?? this.options.defaultTimeoutMs;
+    const startedAt = Date.now();
     entry.finished = runJob(job, handler, controller, timeoutMs, this.io).then(
-      (outcome) => this.afterRun(job, outcome),
+      (outcome) => {
+        this.buffer.observe(Date.now() - startedAt);
+        return this.afterRun(job, outcome);
+      },
       (err) => this.afterRun(job, { kind: 'failed', error: String(err), final: false }),
     );
   }
@@ -222,7 +257,7 @@ export class SchedulerService {
     bump(this.inFlightByType, job.type, -1);
     this.trigger(); // the slot is free now; the result is written in the background
     if (outcome.kind === 'done') {
-      await this.finalizer.complete(job.id, outcome.resultJson);
+      await this.finalizer.complete(job.id, outcome.resultJson, job.parentId);
     } else if (outcome.kind === 'failed') {
       await this.finalizer.fail({
         id: job.id,

@@ -1,0 +1,57 @@
+import { JobQueueMigration } from '../job-queue-migration';
+
+export class JobQueueClaimFunctionPostgres1764662400000 extends JobQueueMigration {
+  readonly version = 4;
+  readonly name = 'JobQueueClaimFunction1764662400000';
+  protected readonly upSql = [
+    // The claim as one function call: one round trip, atomic, and a plan that does not depend
+    // on statistics. A queue table typically goes from empty to a burst of ready rows before
+    // autovacuum has analyzed it; the planner then expects ~1 ready row, bitmap-scans every
+    // ready row and sorts them, on every claim (measured: 4 ms instead of 0.03 ms at 10k rows).
+    // Without bitmap scans and sorts the only plan left walks the partial ready index in
+    // ORDER BY order and stops at the LIMIT. Grouped quotas order by group_key first, so the
+    // group index is the one that serves them in order.
+    // $1 owner, $2 types, $3 groups, $4 per-group limits, $5 any-group limit, $6 lease TTL ms, $7 start.
+    `CREATE FUNCTION job_queue_claim(text, text[], text[], int[], int, float8, boolean)
+      RETURNS SETOF jobs
+      LANGUAGE sql VOLATILE
+      SET enable_bitmapscan = off
+      SET enable_sort = off
+    AS $body$
+      WITH grouped AS (
+        SELECT p.id FROM unnest($3, $4) AS q (group_key, lim)
+        CROSS JOIN LATERAL (
+          SELECT id FROM jobs
+          WHERE state = 'ready' AND group_key = q.group_key AND run_after <= now() AND type = ANY ($2)
+          ORDER BY group_key, priority DESC, id
+          LIMIT q.lim
+          FOR UPDATE SKIP LOCKED
+        ) p
+      ),
+      any_group AS (
+        SELECT id FROM jobs
+        WHERE state = 'ready' AND run_after <= now() AND type = ANY ($2)
+        ORDER BY priority DESC, id
+        LIMIT $5
+        FOR UPDATE SKIP LOCKED
+      ),
+      picked AS (SELECT id FROM grouped UNION SELECT id FROM any_group)
+      UPDATE jobs SET
+        state = CASE WHEN $7 THEN 'running' ELSE 'leased' END,
+        lease_owner = $1,
+        lease_expires = now() + $6 * interval '1 millisecond',
+        heartbeat_at = now(),
+        attempts = jobs.attempts + 1,
+        started_at = CASE WHEN $7 THEN now() ELSE jobs.started_at END,
+        updated_at = now()
+      FROM picked WHERE jobs.id = picked.id
+      RETURNING jobs.*
+    $body$`,
+    // Every job is updated several times: vacuum and analyze the queue table early and often.
+    `ALTER TABLE jobs SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)`,
+  ];
+  protected readonly downSql = [
+    `ALTER TABLE jobs RESET (autovacuum_vacuum_scale_factor, autovacuum_analyze_scale_factor)`,
+    `DROP FUNCTION job_queue_claim(text, text[], text[], int[], int, float8, boolean)`,
+  ];
+}
