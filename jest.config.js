@@ -5,6 +5,8 @@
 module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
+  // Specs that restart the shared database servers run alone, in phase 2 (test/run-tests.cjs).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/restart/'],
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.spec.json' }] },

@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource, QueryRunner } from 'typeorm';
+import { isSqliteBusy } from '../database/db-errors';
 import type { Dialect } from '../job-queue.options';
 import { jobQueueMigrations } from './index';
 
@@ -29,7 +31,8 @@ export async function runJobQueueMigrations(dataSource: DataSource, dialect: Dia
           return applyPending(qr, dialect);
         });
       case 'sqlite':
-        return await inTransaction(qr, 'BEGIN IMMEDIATE', () => applyPending(qr, dialect));
+        // Other processes may be writing: wait for the write lock without failing the boot.
+        return await retryWhileBusy(() => inTransaction(qr, 'BEGIN IMMEDIATE', () => applyPending(qr, dialect)));
       case 'mysql': {
         const [row] = await qr.query(`SELECT GET_LOCK(?, 60) AS locked`, [LOCK_NAME]);
         if (Number(row?.locked) !== 1) throw new Error(`Timed out waiting for the migration lock "${LOCK_NAME}".`);
@@ -42,6 +45,18 @@ export async function runJobQueueMigrations(dataSource: DataSource, dialect: Dia
     }
   } finally {
     await qr.release();
+  }
+}
+
+async function retryWhileBusy<T>(work: () => Promise<T>, deadlineMs = 60_000): Promise<T> {
+  const start = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (!isSqliteBusy(err) || Date.now() - start > deadlineMs) throw err;
+      await sleep(Math.min(250, 5 * 2 ** attempt) * Math.random());
+    }
   }
 }
 

@@ -30,10 +30,11 @@ describeDialects('fan-in promotion under concurrent finalizes (3 processes)', (d
       nodes.push({ ref: `join${f}`, type: 'noop', dependsOn: Array.from({ length: 8 }, (_, u) => `u${f}.${u}`) });
       nodes.push({ ref: `after${f}`, type: 'noop', dependsOn: [`box${f}`, `join${f}`] });
     }
-    const ids = await app.queue.enqueueGraph(nodes);
+    // Workers first, all idle, so that all three take part from the first job.
     for (let i = 0; i < 3; i++) workers.push(new WorkerProcess('engine.worker', { ...db.options(), concurrency: 8, pollIntervalMs: 20 }));
     await Promise.all(workers.map((w) => w.waitFor('ready')));
     const started = Date.now();
+    const ids = await app.queue.enqueueGraph(nodes);
     for (let f = 0; f < 150; f++) await app.queue.waitFor(ids[`after${f}`], { timeoutMs: 60_000 });
     process.stdout.write(`[${db.dialect}] fan-in race: ${nodes.length} jobs through 3 processes in ${Date.now() - started} ms\n`);
 

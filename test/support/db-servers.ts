@@ -1,0 +1,54 @@
+import { execFileSync, execSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { MYSQL_URL, PG_URL } from './test-databases';
+
+/**
+ * Restarts the machine's own database servers, as an operator (or a crash) would; the same
+ * commands TOOLCHAIN.md gives to start them. Only the specs of test/restart use this, and
+ * they run alone (phase 2 of npm test).
+ */
+export async function restartPostgres(): Promise<number> {
+  const version = readdirSync('/etc/postgresql')[0];
+  const started = Date.now();
+  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart'], { stdio: 'pipe' });
+  await waitUntil(async () => {
+    const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 1_000 });
+    await c.connect();
+    await c.end();
+  });
+  return Date.now() - started;
+}
+
+export async function restartMariadb(): Promise<number> {
+  const started = Date.now();
+  execSync('mariadb-admin -uroot -h127.0.0.1 --wait-for-all-slaves shutdown || mariadb-admin -uroot shutdown', { stdio: 'pipe' });
+  await waitUntil(async () => {
+    try {
+      execSync('mariadb-admin -uroot -h127.0.0.1 ping', { stdio: 'pipe' });
+    } catch {
+      return; // down: good
+    }
+    throw new Error('still up');
+  });
+  execFileSync('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', '/usr/sbin/mariadbd'], { stdio: 'pipe' });
+  await waitUntil(async () => {
+    const c = await mysql.createConnection({ uri: MYSQL_URL, connectTimeout: 1_000 });
+    await c.end();
+  });
+  return Date.now() - started;
+}
+
+async function waitUntil(probe: () => Promise<void>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await probe();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
