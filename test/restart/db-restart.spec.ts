@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { GraphNode } from '../../lib';
-import { restartMariadb, restartPostgres } from '../support/db-servers';
+import { ensureMariadbUp, ensurePostgresUp, restartMariadb, restartPostgres } from '../support/db-servers';
 import { describeDialects } from '../support/describe-dialects';
 import { finalizeCounts, installProbes } from '../support/probe-tables';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
@@ -38,6 +38,8 @@ describeDialects('the database server restarts mid-run', (db) => {
   const workers: WorkerProcess[] = [];
   afterAll(async () => {
     workers.forEach((w) => w.kill());
+    // Whatever happened, leave the server running for the next spec, session and CI run.
+    await (db.dialect === 'postgres' ? ensurePostgresUp() : ensureMariadbUp());
     await app?.close().catch(() => undefined);
   });
 

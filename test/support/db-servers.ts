@@ -1,4 +1,4 @@
-import { execFileSync, execSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
@@ -23,22 +23,38 @@ export async function restartPostgres(): Promise<number> {
 
 export async function restartMariadb(): Promise<number> {
   const started = Date.now();
-  execSync('mariadb-admin -uroot -h127.0.0.1 --wait-for-all-slaves shutdown || mariadb-admin -uroot shutdown', { stdio: 'pipe' });
-  await waitUntil(async () => {
-    try {
-      execSync('mariadb-admin -uroot -h127.0.0.1 ping', { stdio: 'pipe' });
-    } catch {
-      return; // down: good
-    }
-    throw new Error('still up');
-  });
-  execFileSync('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', '/usr/sbin/mariadbd'], { stdio: 'pipe' });
+  // --retry waits until the process has exited (SIGTERM is mariadbd's clean shutdown); starting
+  // while the old process is still flushing would be a no-op under --oknodo.
+  execFileSync('start-stop-daemon', ['--stop', '--exec', MARIADBD, '--retry', 'TERM/60/KILL/5'], { stdio: 'pipe' });
+  await ensureMariadbUp();
+  return Date.now() - started;
+}
+
+/** Starts MariaDB if it is not running (the command TOOLCHAIN.md gives), and waits for it. */
+export async function ensureMariadbUp(): Promise<void> {
+  execFileSync('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', MARIADBD], { stdio: 'pipe' });
   await waitUntil(async () => {
     const c = await mysql.createConnection({ uri: MYSQL_URL, connectTimeout: 1_000 });
     await c.end();
   });
-  return Date.now() - started;
 }
+
+/** Starts PostgreSQL if it is not running, and waits for it. */
+export async function ensurePostgresUp(): Promise<void> {
+  const version = readdirSync('/etc/postgresql')[0];
+  try {
+    execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start'], { stdio: 'pipe' });
+  } catch {
+    /* already running */
+  }
+  await waitUntil(async () => {
+    const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 1_000 });
+    await c.connect();
+    await c.end();
+  });
+}
+
+const MARIADBD = '/usr/sbin/mariadbd';
 
 async function waitUntil(probe: () => Promise<void>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
