@@ -78,6 +78,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     this.started = false;
     for (const name of ['poll', 'reclaim', 'timeout', 'retention'] as const) this.clear(name);
     await this.listener.stop();
+    await this.sweeps.idle();
     const { finished, handedBack } = await this.scheduler.drain(this.options.shutdownGraceMs);
     await this.finalizer.drain();
     this.clear('heartbeat');

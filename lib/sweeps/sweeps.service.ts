@@ -20,6 +20,7 @@ const BATCH = 200;
 export class SweepsService {
   private readonly logger = new Logger('JobQueue');
   private readonly busy = new Set<string>();
+  private readonly running = new Set<Promise<unknown>>();
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -28,15 +29,30 @@ export class SweepsService {
   ) {}
 
   reclaim(): Promise<number> {
-    return this.sweep('reclaim', (tx) => reclaimExpiredLeases(tx, BATCH));
+    return this.track(this.sweep('reclaim', (tx) => reclaimExpiredLeases(tx, BATCH)));
   }
 
   failOverdue(): Promise<number> {
-    return this.sweep('timeout', (tx) => failOverdueJobs(tx, BATCH, this.options.retryBackoff));
+    return this.track(this.sweep('timeout', (tx) => failOverdueJobs(tx, BATCH, this.options.retryBackoff)));
+  }
+
+  /** Resolves when no sweep is running: shutdown waits for this before closing the DataSource. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+  }
+
+  private track<T>(run: Promise<T>): Promise<T> {
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+    return run;
   }
 
   /** Removes (or archives) finished jobs past the retention age, a batch per transaction. */
-  async retain(): Promise<number> {
+  retain(): Promise<number> {
+    return this.track(this.retainBatches());
+  }
+
+  private async retainBatches(): Promise<number> {
     const r = this.options.retention;
     if (!r || this.busy.has('retention')) return 0;
     this.busy.add('retention');

@@ -21,31 +21,41 @@ describeDialects(`long run: ${JOBS.toLocaleString('en')} jobs through one worker
     for (let i = 0; i < JOBS; i += 5_000) {
       await app.queue.enqueueGraph(Array.from({ length: Math.min(5_000, JOBS - i) }, (_, k) => ({ ref: `n${i + k}`, type: 'noop' })));
     }
-    worker = new WorkerProcess('engine.worker', {
-      ...db.options(),
-      concurrency: 10,
-      reportMemoryMs: 250,
-      // Short retention: finished jobs go as soon as the sweep sees them.
-      retention: { olderThanMs: 0, intervalMs: 1_000, batchSize: 2_000 },
-    });
+    worker = new WorkerProcess(
+      'engine.worker',
+      {
+        ...db.options(),
+        concurrency: 10,
+        reportMemoryMs: 250,
+        // Short retention: finished jobs go as soon as the sweep sees them.
+        retention: { olderThanMs: 0, intervalMs: 1_000, batchSize: 2_000 },
+      },
+      {},
+      ['--expose-gc'],
+    );
     await worker.waitFor('ready');
     const started = Date.now();
     await eventually('all jobs finished', async () => (await app.count(`state NOT IN ('done', 'failed', 'cancelled')`)) === 0, 600_000, 250);
     const elapsed = Date.now() - started;
-    const samples = worker.messages.filter((m): m is WorkerMessage & { rss: number; pool: number } => m.type === 'memory');
-    const rss = samples.map((s) => s.rss);
-    const warm = rss.slice(Math.floor(rss.length * 0.25));
-    const half = Math.floor(warm.length / 2);
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const early = median(warm.slice(0, half));
-    const late = median(warm.slice(half));
+    const samples = worker.messages.filter((m): m is WorkerMessage & { rss: number; heap: number; pool: number } => m.type === 'memory');
+    // Warm-up is the first quarter; then compare the medians of the two halves of the rest.
+    const halves = (xs: number[]) => {
+      const warm = xs.slice(Math.floor(xs.length * 0.25));
+      const median = (ys: number[]) => [...ys].sort((a, b) => a - b)[Math.floor(ys.length / 2)];
+      return [median(warm.slice(0, warm.length >> 1)), median(warm.slice(warm.length >> 1))];
+    };
+    const [heapEarly, heapLate] = halves(samples.map((s) => s.heap));
+    const [rssEarly, rssLate] = halves(samples.map((s) => s.rss));
     const pools = new Set(samples.map((s) => s.pool));
+    const mb = (n: number) => `${(n / MB).toFixed(0)} MB`;
     process.stdout.write(
-      `[${db.dialect}] long run: ${JOBS} jobs in ${elapsed} ms (${Math.round((JOBS / elapsed) * 1000)} jobs/s); RSS start ${(rss[0] / MB).toFixed(0)} MB, ` +
-        `after warm-up ${(early / MB).toFixed(0)} → ${(late / MB).toFixed(0)} MB (median of each half), peak ${(Math.max(...rss) / MB).toFixed(0)} MB; pool sizes seen ${[...pools].join(',')}\n`,
+      `[${db.dialect}] long run: ${JOBS} jobs in ${elapsed} ms (${Math.round((JOBS / elapsed) * 1000)} jobs/s); ` +
+        `heap after GC ${mb(heapEarly)} → ${mb(heapLate)}; RSS start ${mb(samples[0].rss)}, ${mb(rssEarly)} → ${mb(rssLate)}, ` +
+        `peak ${mb(Math.max(...samples.map((s) => s.rss)))}; pool sizes seen ${[...pools].join(',')}\n`,
     );
     expect(samples.length).toBeGreaterThan(4);
-    expect(late - early).toBeLessThan(Math.max(24 * MB, early * 0.15));
+    expect(heapLate - heapEarly).toBeLessThan(8 * MB); // no leak: live objects do not accumulate
+    expect(rssLate - rssEarly).toBeLessThan(48 * MB); // RSS lags GC, so only a loose bound
     expect(Math.max(...pools)).toBeLessThanOrEqual(10); // never beyond the configured pool
 
     // Retention shrinks the table back, and the claim still reads only the ready index.

@@ -18,8 +18,8 @@ export class WorkerProcess {
   private readonly child: ChildProcessWithoutNullStreams;
   private waiters: Array<() => void> = [];
 
-  constructor(script: string, options: Record<string, unknown>, env: Record<string, string> = {}) {
-    this.child = spawn(process.execPath, [join(DIST_WORKERS, `${script}.js`)], {
+  constructor(script: string, options: Record<string, unknown>, env: Record<string, string> = {}, nodeFlags: string[] = []) {
+    this.child = spawn(process.execPath, [...nodeFlags, join(DIST_WORKERS, `${script}.js`)], {
       env: { ...process.env, ...env, JQ_OPTIONS: JSON.stringify(options) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

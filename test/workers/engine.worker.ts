@@ -106,7 +106,12 @@ runWorker(async () => {
   send({ type: 'ready', pid: process.pid });
   if (reportMemoryMs) {
     const dataSource = app.get<DataSource>(JOB_QUEUE_DATA_SOURCE);
-    setInterval(() => send({ type: 'memory', rss: process.memoryUsage().rss, pool: poolSize(dataSource) }), reportMemoryMs);
+    const gc = (globalThis as { gc?: () => void }).gc; // with --expose-gc: heap after a full GC, the leak signal
+    setInterval(() => {
+      gc?.();
+      const { rss, heapUsed } = process.memoryUsage();
+      send({ type: 'memory', rss, heap: heapUsed, pool: poolSize(dataSource) });
+    }, reportMemoryMs);
   }
 });
 
