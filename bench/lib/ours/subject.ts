@@ -1,0 +1,78 @@
+import type { JobQueueModuleOptions } from 'nestjs-sql-job-queue';
+import { ChildWorker } from '../child-worker';
+import type { BenchDatabase, Probe } from '../databases';
+import { ExecutionLog, mergeSnapshots, type ExecutionSnapshot } from '../execution-log';
+import type { Subject, SubjectFactory } from '../subject';
+import { bootEnqueuer, bootOurs, enqueueNoops, ourOptions, type OurApp } from './our-app';
+import { OurRows } from './our-rows';
+
+export interface OurSubjectOptions {
+  label: string;
+  /** Worker module options on top of OUR_WORKER_DEFAULTS (concurrency 10, poll 1000 ms). */
+  worker?: Partial<JobQueueModuleOptions>;
+  /** 0: the worker runs in this process; n ≥ 1: n worker processes (bench/workers/our-worker). */
+  processes?: number;
+  /** Single-job enqueues go through the worker's own app (an in-process wake) instead of a separate enqueue-only app. */
+  enqueueViaWorker?: boolean;
+}
+
+/**
+ * This library as a Subject: an enqueue-only Nest app (`worker: false`) for enqueues, and a worker
+ * app with the no-op handler, in this process or in child processes.
+ */
+export function ourSubject(o: OurSubjectOptions): SubjectFactory {
+  return (db: BenchDatabase): Subject => {
+    let enqueuer: OurApp | undefined;
+    let worker: OurApp | undefined;
+    let children: ChildWorker[] = [];
+    let probe: Probe | undefined;
+    let rows: OurRows | undefined;
+    let lo = Infinity;
+    let hi = -Infinity;
+    const note = (ids: number[]) => ids.forEach((id) => ((lo = Math.min(lo, id)), (hi = Math.max(hi, id))));
+    const moduleOptions = () => ourOptions(db.dialect, db.location, o.worker);
+
+    return {
+      label: o.label,
+      async prepare() {
+        enqueuer = await bootEnqueuer(db.dialect, db.location); // runs the migrations
+        probe = await db.probe();
+        rows = new OurRows(probe, db.dialect);
+      },
+      async enqueue(count) {
+        const ids = await enqueueNoops(enqueuer!.queue, count);
+        note(ids);
+        return ids;
+      },
+      async enqueueOne(tag) {
+        const app = o.enqueueViaWorker ? worker! : enqueuer!;
+        const job = await app.queue.enqueue({ type: 'noop', args: { tag } });
+        note([job.id]);
+        return job.id;
+      },
+      async startWorker() {
+        const processes = o.processes ?? 0;
+        if (processes === 0) {
+          worker = await bootOurs(moduleOptions(), true);
+          return;
+        }
+        children = (await Promise.all(Array.from({ length: processes }, () => ChildWorker.start('our-worker', { module: moduleOptions() })))).map(
+          (c) => c.worker,
+        );
+      },
+      open: () => rows!.open([lo, hi]),
+      finalization: () => rows!.finalization([lo, hi]),
+      async executions(): Promise<ExecutionSnapshot> {
+        if (!children.length) return ExecutionLog.current.snapshot();
+        const reports = await Promise.all(children.map((c) => c.request({ type: 'report' }, 'report')));
+        return mergeSnapshots(reports.map((r) => r.snapshot as ExecutionSnapshot));
+      },
+      allStarted: (o.processes ?? 0) === 0 ? (expected) => ExecutionLog.current.distinct >= expected : undefined,
+      async close() {
+        await Promise.all(children.map((c) => c.stop()));
+        await worker?.close();
+        await enqueuer?.close();
+      },
+    };
+  };
+}

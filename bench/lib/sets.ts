@@ -1,0 +1,113 @@
+import type { Dialect } from 'nestjs-sql-job-queue';
+import { FailureLog } from './correctness';
+import { cell, num, ratio } from './format';
+import { measureLatency, measureThroughput } from './measure';
+import type { Table } from './report';
+import type { BenchContext } from './scenario';
+import { RunSeries } from './stats';
+import type { SubjectFactory } from './subject';
+
+/** One row of a comparison: a system with its settings on one dialect. */
+export interface SystemSpec {
+  key: string;
+  label: string;
+  dialect: Dialect;
+  factory: SubjectFactory;
+  /** Latency only: a different sample count (e.g. fewer for a polling system) and pause between samples. */
+  samples?: number;
+  maxGapMs?: number;
+}
+
+/**
+ * Runs the throughput measurement for every system, `runs` times, interleaving systems within
+ * each round so machine noise spreads over all of them. Failed runs are logged and left out.
+ */
+export async function throughputTable(
+  ctx: BenchContext,
+  title: string,
+  specs: SystemSpec[],
+  jobs: number,
+  failures: FailureLog,
+  oursKey?: string,
+): Promise<Table> {
+  const series = new RunSeries();
+  for (let run = 1; run <= ctx.config.runs; run++) {
+    for (const spec of specs) {
+      const what = `${spec.label} [${spec.dialect}] run ${run}/${ctx.config.runs}`;
+      try {
+        const r = await measureThroughput(spec.dialect, spec.factory, jobs);
+        const enq = (r.jobs / r.enqueueMs) * 1000;
+        const proc = (r.jobs / r.processMs) * 1000;
+        ctx.progress(`${what}: enqueue ${num(enq)}/s, process ${num(proc)}/s (${num(r.processMs)} ms)${r.verdict.ok ? '' : ' FAILED'}`);
+        if (!r.verdict.ok) {
+          failures.add(what, r.verdict.problems);
+          continue;
+        }
+        series.add(`${spec.key}:enq`, enq);
+        series.add(`${spec.key}:proc`, proc);
+        series.add(`${spec.key}:ms`, r.processMs);
+        series.add(`${spec.key}:dup`, r.verdict.duplicates);
+      } catch (err) {
+        failures.add(what, [(err as Error).message]);
+      }
+    }
+  }
+  const oursProc = oursKey ? series.get(`${oursKey}:proc`)?.median : undefined;
+  const oursEnq = oursKey ? series.get(`${oursKey}:enq`)?.median : undefined;
+  const columns = ['System', 'Enqueue jobs/s', 'Process jobs/s', 'Process time ms', 'Re-executions'];
+  if (oursKey) columns.push('Ours ÷ this (process)', 'Ours ÷ this (enqueue)');
+  const rows = specs.map((spec) => {
+    const proc = series.get(`${spec.key}:proc`);
+    const row = [
+      spec.label,
+      cell(series.get(`${spec.key}:enq`)),
+      proc ? cell(proc) : 'FAILED',
+      cell(series.get(`${spec.key}:ms`)),
+      cell(series.get(`${spec.key}:dup`)),
+    ];
+    if (oursKey) {
+      const own = spec.key === oursKey;
+      row.push(own ? '—' : ratio(oursProc, proc?.median), own ? '—' : ratio(oursEnq, series.get(`${spec.key}:enq`)?.median));
+    }
+    return row;
+  });
+  return { title: `${title} — ${num(jobs)} no-op jobs, median (min–max) of ${ctx.config.runs} run(s)`, columns, rows };
+}
+
+/** Runs the latency measurement for every system, `runs` times. */
+export async function latencyTable(ctx: BenchContext, title: string, specs: SystemSpec[], samples: number, failures: FailureLog): Promise<Table> {
+  const series = new RunSeries();
+  const counts = new Map<string, number>();
+  for (let run = 1; run <= ctx.config.runs; run++) {
+    for (const spec of specs) {
+      const what = `${spec.label} [${spec.dialect}] run ${run}/${ctx.config.runs}`;
+      const n = Math.min(samples, spec.samples ?? samples);
+      counts.set(spec.key, n);
+      try {
+        const r = await measureLatency(spec.dialect, spec.factory, n, spec.maxGapMs);
+        ctx.progress(`${what}: p50 ${num(r.p50, 1)} ms, p95 ${num(r.p95, 1)} ms, max ${num(r.max, 1)} ms${r.verdict.ok ? '' : ' FAILED'}`);
+        if (!r.verdict.ok) {
+          failures.add(what, r.verdict.problems);
+          continue;
+        }
+        series.add(`${spec.key}:p50`, r.p50);
+        series.add(`${spec.key}:p95`, r.p95);
+        series.add(`${spec.key}:max`, r.max);
+      } catch (err) {
+        failures.add(what, [(err as Error).message]);
+      }
+    }
+  }
+  const rows = specs.map((spec) => [
+    spec.label,
+    String(counts.get(spec.key) ?? samples),
+    series.get(`${spec.key}:p50`) ? cell(series.get(`${spec.key}:p50`), 1) : 'FAILED',
+    cell(series.get(`${spec.key}:p95`), 1),
+    cell(series.get(`${spec.key}:max`), 1),
+  ]);
+  return {
+    title: `${title} — enqueue → handler start, ms, median (min–max) of ${ctx.config.runs} run(s)`,
+    columns: ['System', 'Samples/run', 'p50 ms', 'p95 ms', 'max ms'],
+    rows,
+  };
+}

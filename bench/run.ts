@@ -1,0 +1,70 @@
+/**
+ * `npm run bench -- [--scenario=a,b] [--runs=N] [--jobs=N] [--samples=N] [--quick] [--out=file]`
+ *
+ * Runs the chosen scenarios one after the other, prints each scenario's tables as it finishes,
+ * and writes bench/RESULTS.md with the machine, versions, settings and tables. Runs from dist/
+ * (`npm run build` compiles bench/); every database it creates is dropped again.
+ */
+import 'reflect-metadata';
+import { join } from 'node:path';
+import { parseArgs, USAGE, UsageError } from './lib/config';
+import { collectEnvironment, ROOT } from './lib/env';
+import { renderText, type ScenarioReport } from './lib/report';
+import { writeResults } from './lib/results-file';
+import type { Scenario } from './lib/scenario';
+import { graphs } from './scenarios/graphs';
+import { memory } from './scenarios/memory';
+import { mysqlScenario } from './scenarios/mysql';
+import { pgLatency } from './scenarios/pg-latency';
+import { pgThroughput } from './scenarios/pg-throughput';
+import { scanCost } from './scenarios/scan-cost';
+import { sqliteScenario } from './scenarios/sqlite';
+
+const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, memory];
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = parseArgs(process.argv.slice(2), SCENARIOS.map((s) => s.name));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    if (err.message) console.error(err.message);
+    console.error(`${USAGE}\nscenarios: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+    return 2;
+  }
+  const env = await collectEnvironment();
+  console.log(`${env.date} · ${env.machine} · Node ${env.node} · ${Object.entries(env.servers).map(([k, v]) => `${k} ${v}`).join(' · ')}`);
+  console.log(`runs ${config.runs}${config.quick ? ' · QUICK smoke run' : ''} · scenarios ${config.scenarios.join(', ')}\n`);
+  const reports: ScenarioReport[] = [];
+  const started = Date.now();
+  for (const name of config.scenarios) {
+    const scenario = SCENARIOS.find((s) => s.name === name)!;
+    console.log(`=== ${name}`);
+    const t0 = Date.now();
+    let report: ScenarioReport;
+    try {
+      report = await scenario.run({ config, progress: (m) => console.log(`  ${m}`) });
+    } catch (err) {
+      const message = String((err as Error)?.stack ?? err);
+      console.error(`  scenario ${name} crashed: ${message}`);
+      report = { name, description: 'crashed', settings: [], tables: [], failures: [`FAILED: scenario crashed: ${message.split('\n')[0]}`] };
+    }
+    report.elapsedMs = Date.now() - t0;
+    reports.push(report);
+    console.log('');
+    for (const t of report.tables) console.log(renderText(t) + '\n');
+    console.log(report.failures.length ? `${name}: FAILED (${report.failures.length} run(s) not counted)\n` : `${name}: ok (${(report.elapsedMs / 1000).toFixed(0)} s)\n`);
+  }
+  const out = config.out ?? join(ROOT, 'bench', 'RESULTS.md');
+  writeResults(out, env, config, reports);
+  console.log(`wrote ${out} after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  return reports.some((r) => r.failures.length) ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
