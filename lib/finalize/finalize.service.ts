@@ -34,6 +34,8 @@ const MAX_BATCH = 500;
 export class FinalizeService {
   private readonly logger = new Logger('JobQueue');
   private queue: Pending[] = [];
+  /** The batch being written: still pending, but no longer in `queue`. */
+  private writing = 0;
   private flushing: Promise<void> | undefined;
   private outageSince = 0;
 
@@ -51,8 +53,9 @@ export class FinalizeService {
     return this.enqueue({ failure: attempt });
   }
 
+  /** Results handed in and not yet written. */
   get pending(): number {
-    return this.queue.length;
+    return this.queue.length + this.writing;
   }
 
   /** Resolves once everything handed in so far is written (or refused by its guard). */
@@ -74,9 +77,9 @@ export class FinalizeService {
   private async flushLoop(): Promise<void> {
     try {
       while (this.queue.length) {
-        const batch = this.queue.slice(0, MAX_BATCH);
+        const batch = this.queue.splice(0, MAX_BATCH);
+        this.writing = batch.length;
         await this.flushBatch(batch);
-        this.queue = this.queue.slice(batch.length);
       }
     } finally {
       this.flushing = undefined;
@@ -115,6 +118,9 @@ export class FinalizeService {
         outcome.done.forEach((s) => status.set(s.id, 'done'));
         outcome.failed.retried.forEach((id) => status.set(id, 'retried'));
         outcome.failed.failed.forEach((s) => status.set(s.id, 'failed'));
+        // Not pending any more before anyone hears so: a waiter that counts free slots from
+        // `pending` must see the batch gone, or it would wait for the next poll.
+        this.writing = 0;
         this.events.settled(outcome.result.settled);
         if (outcome.result.promoted !== 0) this.events.wake();
         for (const p of batch) p.resolve(status.get((p.completion ?? p.failure)!.id) ?? 'lost');
@@ -123,6 +129,7 @@ export class FinalizeService {
         if (oneStatement && isTransientConflict(err) && attempt < 8) continue; // rerun the whole statement
         if (!isConnectionError(err)) {
           this.logger.error(`finalize of ${batch.length} job(s) failed; their leases will expire and they will run again`, (err as Error).stack);
+          this.writing = 0;
           for (const p of batch) p.resolve('lost');
           return;
         }

@@ -43,8 +43,9 @@ export class SchedulerService {
   private readonly inFlightByType = new Map<string, number>();
   private readonly fair = newFairShareState();
   private groups: { list: ReadyGroup[]; at: number } = { list: [], at: 0 };
+  private refreshing: Promise<void> | undefined;
   private accepting = false;
-  private ticking = false;
+  private ticking: Promise<void> | undefined;
   private again = false;
   private errorStreak = 0;
   private pausedUntil = 0;
@@ -88,8 +89,7 @@ export class SchedulerService {
       this.again = true;
       return;
     }
-    this.ticking = true;
-    void this.loop();
+    this.ticking = this.loop();
   };
 
   /** Stops claiming; running jobs continue. */
@@ -104,6 +104,7 @@ export class SchedulerService {
    */
   async drain(graceMs: number): Promise<{ finished: number; handedBack: number }> {
     this.stop();
+    await this.ticking; // a claim in flight hands its jobs back itself (see tick)
     const unstarted = await this.handBack(this.buffer.takeStale(0));
     const before = this.inFlight.size;
     const all = Promise.all([...this.inFlight.values()].map((f) => f.finished));
@@ -151,12 +152,13 @@ export class SchedulerService {
 
   /**
    * Slots free now. Results waiting to be written count against the slots beyond one batch's
-   * worth: if the database slows down, claiming slows too, which bounds memory and what a
-   * crash can lose (at most 2 × concurrency attempts: those running and those finished but
-   * not committed), prefetched jobs aside.
+   * worth, `max(concurrency, prefetch)`: if the database slows down, claiming slows too. That
+   * bounds memory and what a crash can lose: the attempts running plus those finished but not
+   * yet committed, at most `concurrency + max(concurrency, prefetch)` per worker. Larger
+   * prefetch buys bigger write batches (far fewer commits for short jobs) for that bound.
    */
   private freeSlots(): number {
-    const unwritten = Math.max(0, this.finalizer.pending - this.options.concurrency);
+    const unwritten = Math.max(0, this.finalizer.pending - Math.max(this.options.concurrency, this.options.prefetch));
     return Math.max(0, this.options.concurrency - this.inFlight.size - unwritten);
   }
 
@@ -167,7 +169,7 @@ export class SchedulerService {
         await this.tick();
       } while (this.again && this.accepting);
     } finally {
-      this.ticking = false;
+      this.ticking = undefined;
     }
   }
 
@@ -197,6 +199,10 @@ export class SchedulerService {
         room: Object.keys(room).length ? { types: room } : undefined,
       });
       this.recovered();
+      if (!this.accepting) {
+        await this.handBack(jobs); // shutdown began while the claim was in flight
+        return;
+      }
       // Slots may have freed while the claim was in flight: start what fits, keep the rest.
       const fits = this.freeSlots();
       jobs.slice(0, fits).forEach((job) => this.dispatch(job));
@@ -215,9 +221,7 @@ export class SchedulerService {
    * fair share when it frees, and under caps a buffered job would hold scarce capacity.
    */
   private async plan(free: number, types: string[], capped: boolean): Promise<ClaimQuota[]> {
-    if (Date.now() - this.groups.at > GROUPS_TTL_MS) {
-      this.groups = { list: await readyGroups(this.db, types), at: Date.now() };
-    }
+    if (Date.now() - this.groups.at > GROUPS_TTL_MS) this.refreshGroups(types);
     const list = this.groups.list;
     if (list.length <= 1) {
       const limit = free + (capped ? 0 : this.buffer.room());
@@ -231,6 +235,22 @@ export class SchedulerService {
     }));
     const alloc = fairShare(demand, this.options.concurrency, free, this.fair);
     return [...alloc].map(([group, limit]) => ({ group, limit }));
+  }
+
+  /**
+   * Refreshes the ready groups in the background: a claim never waits for it (an idle worker
+   * woken by a notification claims at once, with the groups it last saw), the next tick uses it.
+   */
+  private refreshGroups(types: string[]): void {
+    if (this.refreshing) return;
+    this.refreshing = readyGroups(this.db, types)
+      .then((list) => {
+        const grew = list.length > 1 && this.groups.list.length <= 1;
+        this.groups = { list, at: Date.now() };
+        if (grew) this.trigger(); // several groups now: re-plan by fair share
+      })
+      .catch(() => undefined) // the claim reports database trouble
+      .finally(() => (this.refreshing = undefined));
   }
 
   private dispatch(job: JobRecord): void {

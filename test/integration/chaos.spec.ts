@@ -27,7 +27,9 @@ function workload(): { nodes: GraphNode[]; expected: Map<string, JobState>; plan
   let plannedRetries = 0;
   const job = (ref: string, extra: Partial<GraphNode> = {}, fail?: 'once' | 'always'): GraphNode => {
     if (fail === 'once') plannedRetries++;
-    return { ref, type: 'chaos', args: { ms: Math.floor(random() * JOB_MS * 2), fail }, ...extra } as GraphNode;
+    // Attempts are explicit: the enqueuing process has no 'chaos' handler whose default could apply,
+    // and every kill consumes an attempt of each job the killed worker held (running or prefetched).
+    return { ref, type: 'chaos', maxAttempts: 25, args: { ms: Math.floor(random() * JOB_MS * 2), fail }, ...extra } as GraphNode;
   };
   // DAGs: a container of 8 workers, a join over them, and a job after both; every 5th graph has
   // a child that fails for good, so its container fails and the join and the after job are cancelled.
@@ -99,10 +101,13 @@ describeDialects(`chaos: ${JOBS} jobs, ${WORKERS} workers, SIGKILL every ${KILL_
     const elapsed = Date.now() - started;
 
     // Every job reached the state its design implies.
-    const rows = await app.rows(`SELECT id, state, result FROM jobs`);
+    const rows = await app.rows(`SELECT id, state, result, attempts, last_error FROM jobs`);
     const byId = new Map(rows.map((r) => [Number(r.id), r]));
     const wrong: string[] = [];
-    for (const [ref, state] of expected) if (byId.get(ids[ref])?.state !== state) wrong.push(`${ref}: ${byId.get(ids[ref])?.state} ≠ ${state}`);
+    for (const [ref, state] of expected) {
+      const row = byId.get(ids[ref]);
+      if (row?.state !== state) wrong.push(`${ref}: ${row?.state} ≠ ${state} after ${row?.attempts} attempt(s): ${String(row?.last_error).slice(0, 160)}`);
+    }
     expect(wrong.slice(0, 10)).toEqual([]);
 
     // Finalized exactly once (every transition to done or failed is audited by a trigger)...

@@ -37,7 +37,8 @@ async function explainClaimFunction(app: QueueApp, q: { groups: string[]; limits
   try {
     await runner.query(`BEGIN`);
     for (const setting of fn.proconfig as string[]) await runner.query(`SET LOCAL ${setting}`);
-    await runner.query(`PREPARE claim_probe (text, text[], text[], int[], int, float8, boolean) AS ${String(fn.prosrc)}`);
+    const query = /RETURN QUERY([\s\S]*?);\s*END/.exec(String(fn.prosrc))?.[1] ?? String(fn.prosrc); // the PL/pgSQL body's one query
+    await runner.query(`PREPARE claim_probe (text, text[], text[], int[], int, float8, boolean) AS ${query}`);
     const array = (xs: Array<string | number>) => `'{${xs.join(',')}}'`; // test-controlled literals
     const rows = await runner.query(
       `EXPLAIN EXECUTE claim_probe ('w', '{t}', ${array(q.groups)}, ${array(q.limits)}, ${q.any}, 30000, true)`,
