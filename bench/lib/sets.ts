@@ -28,7 +28,8 @@ export async function throughputTable(
   specs: SystemSpec[],
   jobs: number,
   failures: FailureLog,
-  oursKey?: string,
+  /** Our rows: the first gives the enqueue ratio; each gets a process-rate ratio column. */
+  oursKeys: string[] = [],
 ): Promise<Table> {
   const series = new RunSeries();
   for (let run = 1; run <= ctx.config.runs; run++) {
@@ -52,10 +53,11 @@ export async function throughputTable(
       }
     }
   }
-  const oursProc = oursKey ? series.get(`${oursKey}:proc`)?.median : undefined;
-  const oursEnq = oursKey ? series.get(`${oursKey}:enq`)?.median : undefined;
+  const label = (key: string) => specs.find((s) => s.key === key)?.label ?? key;
   const columns = ['System', 'Enqueue jobs/s', 'Process jobs/s', 'Process time ms', 'Re-executions'];
-  if (oursKey) columns.push('Ours ÷ this (process)', 'Ours ÷ this (enqueue)');
+  for (const key of oursKeys) columns.push(`${label(key)} ÷ this (process)`);
+  if (oursKeys.length) columns.push(`${label(oursKeys[0])} ÷ this (enqueue)`);
+  const oursEnq = oursKeys.length ? series.get(`${oursKeys[0]}:enq`)?.median : undefined;
   const rows = specs.map((spec) => {
     const proc = series.get(`${spec.key}:proc`);
     const row = [
@@ -65,10 +67,9 @@ export async function throughputTable(
       cell(series.get(`${spec.key}:ms`)),
       cell(series.get(`${spec.key}:dup`)),
     ];
-    if (oursKey) {
-      const own = spec.key === oursKey;
-      row.push(own ? '—' : ratio(oursProc, proc?.median), own ? '—' : ratio(oursEnq, series.get(`${spec.key}:enq`)?.median));
-    }
+    const ours = oursKeys.includes(spec.key);
+    for (const key of oursKeys) row.push(ours ? '—' : ratio(series.get(`${key}:proc`)?.median, proc?.median));
+    if (oursKeys.length) row.push(ours ? '—' : ratio(oursEnq, series.get(`${spec.key}:enq`)?.median));
     return row;
   });
   return { title: `${title} — ${num(jobs)} no-op jobs, median (min–max) of ${ctx.config.runs} run(s)`, columns, rows };

@@ -46,7 +46,10 @@ export const mysqlScenario: Scenario = {
     const throughput = await throughputTable(
       ctx,
       'MariaDB throughput',
-      [{ key: 'ours', label: 'nestjs-sql-job-queue', dialect: 'mysql', factory: ourSubject({ label: 'ours' }) }],
+      [
+        { key: 'ours', label: 'ours (defaults)', dialect: 'mysql', factory: ourSubject({ label: 'ours' }) },
+        { key: 'ours-fast', label: 'ours (prefetch 500)', dialect: 'mysql', factory: ourSubject({ label: 'ours', worker: { prefetch: 500 } }) },
+      ],
       jobs,
       failures,
     );

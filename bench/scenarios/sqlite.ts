@@ -17,7 +17,13 @@ import { POLL_BOUND_MS, pollingDialectLatencySpecs } from './mysql';
 function throughputSpecs(processes: number): SystemSpec[] {
   const s = processes === 1 ? '' : 'es';
   return [
-    { key: 'ours', label: `nestjs-sql-job-queue, ${processes} process${s}`, dialect: 'sqlite', factory: ourSubject({ label: 'ours', processes }) },
+    { key: 'ours', label: `ours (defaults), ${processes} process${s}`, dialect: 'sqlite', factory: ourSubject({ label: 'ours', processes }) },
+    {
+      key: 'ours-fast',
+      label: `ours (prefetch 500), ${processes} process${s}`,
+      dialect: 'sqlite',
+      factory: ourSubject({ label: 'ours', processes, worker: { prefetch: 500 } }),
+    },
     {
       key: 'plainjob',
       label: `plainjob, ${processes} process${s}`,
@@ -35,8 +41,8 @@ export const sqliteScenario: Scenario = {
     const samples = ctx.config.samples ?? (quick ? 20 : 200);
     const pollingSamples = quick ? 10 : 50;
     const failures = new FailureLog();
-    const one = await throughputTable(ctx, 'SQLite throughput, 1 worker process', throughputSpecs(1), jobs, failures, 'ours');
-    const two = await throughputTable(ctx, 'SQLite throughput, 2 worker processes on one file', throughputSpecs(2), jobs, failures, 'ours');
+    const one = await throughputTable(ctx, 'SQLite throughput, 1 worker process', throughputSpecs(1), jobs, failures, ['ours', 'ours-fast']);
+    const two = await throughputTable(ctx, 'SQLite throughput, 2 worker processes on one file', throughputSpecs(2), jobs, failures, ['ours', 'ours-fast']);
     const latencySpecs: SystemSpec[] = [
       ...pollingDialectLatencySpecs('sqlite', pollingSamples),
       {

@@ -74,6 +74,7 @@ export async function allocateJobIds(tx: SqlExecutor, count: number): Promise<nu
  * in every innodb_autoinc_lock_mode, stepping by auto_increment_increment.
  */
 export async function insertJobs(tx: SqlExecutor, jobs: InsertableJob[], autoIncrementStep = 1): Promise<number[]> {
+  if (tx.dialect.name === 'postgres') return insertJobsPostgres(tx, jobs);
   const ids: number[] = [];
   const now = tx.dialect.now();
   for (const chunk of byteChunks(jobs)) {
@@ -97,6 +98,44 @@ export async function insertJobs(tx: SqlExecutor, jobs: InsertableJob[], autoInc
   return ids;
 }
 
+/**
+ * PostgreSQL: one array parameter per column, unnested server-side. A multi-row VALUES list
+ * of 1,000 rows is 18,000 parameters for the server to parse and plan; this is 16, whatever
+ * the row count (graphile-worker and pg-boss insert batches the same way).
+ */
+async function insertJobsPostgres(tx: SqlExecutor, jobs: InsertableJob[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < jobs.length; i += UNNEST_ROWS) {
+    const chunk = jobs.slice(i, i + UNNEST_ROWS);
+    const col = <T>(pick: (j: InsertableJob) => T) => chunk.map(pick);
+    // Without reserved ids (no containers), the identity column assigns them; each row comes back
+    // with its ref, unique within the graph (or it is a single job).
+    const assigned = chunk[0].id === null;
+    const { rows } = await tx.run(sql`INSERT INTO jobs (${assigned ? sql`` : sql`id, `}type, ref, args, state, parent_id, is_container, pending_deps, pending_children,
+        group_key, weight, priority, run_after, max_attempts, timeout_ms, job_key, created_at, updated_at)
+      SELECT ${assigned ? sql`` : sql`id, `}type, ref, args, state, parent_id, is_container, pending_deps, pending_children,
+        group_key, weight, priority, COALESCE(run_after, now()), max_attempts, timeout_ms, job_key, now(), now()
+      FROM unnest(${col((j) => j.id)}::bigint[], ${col((j) => j.type)}::text[], ${col((j) => j.ref)}::text[],
+        ${col((j) => j.argsJson)}::text[], ${col((j) => j.state)}::text[], ${col((j) => j.parentId)}::bigint[],
+        ${col((j) => (j.isContainer ? 1 : 0))}::smallint[], ${col((j) => j.pendingDeps)}::int[], ${col((j) => j.pendingChildren)}::int[],
+        ${col((j) => j.group)}::text[], ${col((j) => j.weight)}::int[], ${col((j) => j.priority)}::int[],
+        ${col((j) => (j.runAfter ? j.runAfter.toISOString() : null))}::timestamptz[], ${col((j) => j.maxAttempts)}::int[],
+        ${col((j) => j.timeoutMs)}::int[], ${col((j) => j.key)}::text[])
+      AS r (id, type, ref, args, state, parent_id, is_container, pending_deps, pending_children,
+        group_key, weight, priority, run_after, max_attempts, timeout_ms, job_key)
+      ${assigned ? sql`RETURNING id, ref` : sql``}`);
+    if (!assigned) chunk.forEach((j) => ids.push(j.id!));
+    else if (chunk.length === 1) ids.push(Number(rows[0].id));
+    else {
+      const byRef = new Map(rows.map((r) => [String(r.ref), Number(r.id)]));
+      chunk.forEach((j) => ids.push(byRef.get(j.ref!)!));
+    }
+  }
+  return ids;
+}
+
+const UNNEST_ROWS = 10_000;
+
 /** MySQL only: parent ids are known after the insert. */
 export async function setParents(tx: SqlExecutor, pairs: Array<{ id: number; parentId: number }>): Promise<void> {
   for (const chunk of chunks(pairs, ROWS_PER_STATEMENT)) {
@@ -106,6 +145,13 @@ export async function setParents(tx: SqlExecutor, pairs: Array<{ id: number; par
 }
 
 export async function insertDependencies(tx: SqlExecutor, edges: Array<[jobId: number, dependsOnId: number]>): Promise<void> {
+  if (tx.dialect.name === 'postgres') {
+    for (const chunk of chunks(edges, UNNEST_ROWS * 5)) {
+      await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id)
+        SELECT * FROM unnest(${chunk.map((e) => e[0])}::bigint[], ${chunk.map((e) => e[1])}::bigint[])`);
+    }
+    return;
+  }
   for (const chunk of chunks(edges, ROWS_PER_STATEMENT * 5)) {
     const values: Sql[] = chunk.map(([a, b]) => sql`(${a}, ${b})`);
     await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id) VALUES ${sql.join(values)}`);
