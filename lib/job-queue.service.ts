@@ -4,6 +4,7 @@ import { jobColumns, toJobRecord, toJobView } from './database/job-row';
 import { sql } from './database/sql';
 import type { SqlExecutor } from './database/sql-executor';
 import { insertGraph, withKeyRaceRetry, type PreparedGraph } from './enqueue/graph-enqueuer';
+import { insertOneJobPostgres } from './enqueue/job-insert.sql';
 import { normalizeJob, type NormalizeContext } from './enqueue/normalize-job';
 import { InvalidJobError, InvalidJobStateError, JobNotFoundError, UnknownJobTypeError, WaitForTimeoutError } from './errors';
 import { JobQueueEvents } from './events/job-queue.events';
@@ -48,9 +49,15 @@ export class JobQueueService {
     options: EnqueueOptions = {},
   ): Promise<JobView<TArgs, TResult>> {
     const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false);
+    const executor = options.manager ? this.db.executorFor(options.manager) : this.db;
+    if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null) {
+      // The common case in one statement: insert, notify, return the row.
+      const { rows } = await executor.run(insertOneJobPostgres(graph.jobs[0], this.options.listenNotify, jobColumns(this.db.dialect, 'ins')));
+      if (!options.manager) this.events.wake();
+      return toJobView(toJobRecord(rows[0], this.db.dialect)) as JobView<TArgs, TResult>;
+    }
     const [id] = await this.write(graph, options);
-    const job = await this.read(id, options.manager ? this.db.executorFor(options.manager) : this.db);
-    return job as JobView<TArgs, TResult>;
+    return (await this.read(id, executor)) as JobView<TArgs, TResult>;
   }
 
   /**

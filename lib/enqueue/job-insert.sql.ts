@@ -1,5 +1,6 @@
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
+import { NOTIFY_CHANNEL } from '../notify/notify.sql';
 import type { NormalizedJob } from './normalize-job';
 
 /** A row about to be written. `id` is preassigned on PostgreSQL and SQLite, and null on MySQL. */
@@ -185,4 +186,19 @@ function byteChunks(jobs: InsertableJob[]): InsertableJob[][] {
 export async function readAutoIncrementStep(db: SqlExecutor): Promise<number> {
   const { rows } = await db.run(sql`SELECT @@auto_increment_increment AS step`);
   return Number(rows[0]?.step ?? 1) || 1;
+}
+
+/**
+ * PostgreSQL, one job without a key: insert, NOTIFY when it is ready, and return the row, as
+ * one statement (one round trip, no explicit transaction). This is the latency path of
+ * `enqueue()`.
+ */
+export function insertOneJobPostgres(job: NormalizedJob, notify: boolean, columns: Sql): Sql {
+  return sql`WITH ins AS (
+      INSERT INTO jobs (type, args, state, group_key, weight, priority, run_after, max_attempts, timeout_ms, created_at, updated_at)
+      VALUES (${job.type}, ${job.argsJson}, 'ready', ${job.group}, ${job.weight}, ${job.priority},
+        COALESCE(${job.runAfter ? job.runAfter.toISOString() : null}::timestamptz, now()), ${job.maxAttempts}, ${job.timeoutMs}::int, now(), now())
+      RETURNING *),
+    woken AS (SELECT pg_notify(${NOTIFY_CHANNEL}, 'r') FROM ins WHERE ${notify})
+    SELECT ${columns} FROM ins LEFT JOIN (SELECT 1 AS notified FROM woken) w ON true`;
 }
