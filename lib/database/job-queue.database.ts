@@ -3,6 +3,7 @@ import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { isConnectionError, isSqliteBusy, isTransientConflict } from './db-errors';
 import type { SqlDialect } from './dialects';
 import { Mutex } from './mutex';
+import { retrySqliteBusy } from './retry-sqlite-busy';
 import type { Sql } from './sql';
 import type { SqlExecutor, SqlResult } from './sql-executor';
 
@@ -12,8 +13,6 @@ export interface TransactionOptions {
   /** SQLite: give up at once when another process holds the write lock (the claim retries next tick). */
   failWhenBusy?: boolean;
 }
-
-const BUSY_BACKOFF_MAX_MS = 250;
 
 /**
  * The one place that opens transactions. Per dialect:
@@ -36,7 +35,7 @@ export class JobQueueDatabase implements SqlExecutor {
   /** A single statement in autocommit mode. */
   async run(statement: Sql): Promise<SqlResult> {
     if (this.dialect.name === 'sqlite') {
-      return this.sqliteMutex.run(() => this.retryBusy(() => this.withRunner((qr) => execute(qr, this.dialect, statement))));
+      return this.sqliteMutex.run(() => retrySqliteBusy(() => this.withRunner((qr) => execute(qr, this.dialect, statement))));
     }
     return this.withRunner((qr) => execute(qr, this.dialect, statement));
   }
@@ -88,7 +87,7 @@ export class JobQueueDatabase implements SqlExecutor {
 
   private async sqliteTransaction<T>(work: (tx: SqlExecutor) => Promise<T>, failWhenBusy: boolean): Promise<T> {
     return this.withRunner(async (qr) => {
-      await (failWhenBusy ? qr.query('BEGIN IMMEDIATE') : this.retryBusy(() => qr.query('BEGIN IMMEDIATE')));
+      await (failWhenBusy ? qr.query('BEGIN IMMEDIATE') : retrySqliteBusy(() => qr.query('BEGIN IMMEDIATE')));
       try {
         const result = await work({ dialect: this.dialect, run: (s) => execute(qr, this.dialect, s) });
         await qr.query('COMMIT');
@@ -98,19 +97,6 @@ export class JobQueueDatabase implements SqlExecutor {
         throw err;
       }
     });
-  }
-
-  /** Waits out another process's SQLite write lock without blocking the event loop. */
-  private async retryBusy<T>(work: () => Promise<T>, deadlineMs = 60_000): Promise<T> {
-    const start = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await work();
-      } catch (err) {
-        if (!isSqliteBusy(err) || Date.now() - start > deadlineMs) throw err;
-        await sleep(Math.min(BUSY_BACKOFF_MAX_MS, backoff(attempt)));
-      }
-    }
   }
 
   private withRunner<T>(work: (qr: QueryRunner) => Promise<T>): Promise<T> {

@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { isSqliteBusy } from '../database/db-errors';
+import { retrySqliteBusy } from '../database/retry-sqlite-busy';
 import type { Dialect } from '../job-queue.options';
 import { jobQueueMigrations } from './index';
 
@@ -32,7 +31,7 @@ export async function runJobQueueMigrations(dataSource: DataSource, dialect: Dia
         });
       case 'sqlite':
         // Other processes may be writing: wait for the write lock without failing the boot.
-        return await retryWhileBusy(() => inTransaction(qr, 'BEGIN IMMEDIATE', () => applyPending(qr, dialect)));
+        return await retrySqliteBusy(() => inTransaction(qr, 'BEGIN IMMEDIATE', () => applyPending(qr, dialect)));
       case 'mysql': {
         const [row] = await qr.query(`SELECT GET_LOCK(?, 60) AS locked`, [LOCK_NAME]);
         if (Number(row?.locked) !== 1) throw new Error(`Timed out waiting for the migration lock "${LOCK_NAME}".`);
@@ -45,18 +44,6 @@ export async function runJobQueueMigrations(dataSource: DataSource, dialect: Dia
     }
   } finally {
     await qr.release();
-  }
-}
-
-async function retryWhileBusy<T>(work: () => Promise<T>, deadlineMs = 60_000): Promise<T> {
-  const start = Date.now();
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await work();
-    } catch (err) {
-      if (!isSqliteBusy(err) || Date.now() - start > deadlineMs) throw err;
-      await sleep(Math.min(250, 5 * 2 ** attempt) * Math.random());
-    }
   }
 }
 
