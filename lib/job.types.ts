@@ -6,6 +6,7 @@ import type { EntityManager } from 'typeorm';
  */
 export type JobState = 'waiting' | 'ready' | 'leased' | 'running' | 'done' | 'failed' | 'cancelled';
 
+/** The states a job never leaves on its own: `done`, `failed`, `cancelled` (only `retry()` reopens the last two). */
 export const TERMINAL_STATES: readonly JobState[] = ['done', 'failed', 'cancelled'];
 
 /** A job as stored, with camelCase fields and parsed JSON. Returned by `get`, `enqueue` and `waitFor`. */

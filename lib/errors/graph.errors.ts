@@ -3,6 +3,7 @@ import { JobQueueError } from './job-queue.error';
 /** Base of every error raised while validating `enqueueGraph` input. Nothing was written. */
 export abstract class GraphValidationError extends JobQueueError {}
 
+/** Two nodes of one graph share a ref. */
 export class DuplicateRefError extends GraphValidationError {
   readonly code = 'GRAPH_DUPLICATE_REF';
   constructor(readonly ref: string) {
@@ -10,6 +11,7 @@ export class DuplicateRefError extends GraphValidationError {
   }
 }
 
+/** `dependsOn` names a ref that is not in the graph. */
 export class UnknownDependencyError extends GraphValidationError {
   readonly code = 'GRAPH_UNKNOWN_DEPENDENCY';
   constructor(
@@ -23,6 +25,7 @@ export class UnknownDependencyError extends GraphValidationError {
   }
 }
 
+/** A node lists itself in `dependsOn`. */
 export class SelfDependencyError extends GraphValidationError {
   readonly code = 'GRAPH_SELF_DEPENDENCY';
   constructor(readonly ref: string) {
@@ -30,6 +33,7 @@ export class SelfDependencyError extends GraphValidationError {
   }
 }
 
+/** The nodes wait for each other in a loop; `path` lists it, first ref repeated last. */
 export class DependencyCycleError extends GraphValidationError {
   readonly code = 'GRAPH_CYCLE';
   constructor(readonly path: readonly string[]) {
@@ -37,6 +41,7 @@ export class DependencyCycleError extends GraphValidationError {
   }
 }
 
+/** `parent` names a ref that is not in the graph. */
 export class UnknownParentError extends GraphValidationError {
   readonly code = 'GRAPH_UNKNOWN_PARENT';
   constructor(
@@ -47,6 +52,7 @@ export class UnknownParentError extends GraphValidationError {
   }
 }
 
+/** Following `parent` from a node comes back to it; `path` lists the loop. */
 export class ParentCycleError extends GraphValidationError {
   readonly code = 'GRAPH_PARENT_CYCLE';
   constructor(readonly path: readonly string[]) {

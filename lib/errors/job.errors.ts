@@ -63,6 +63,7 @@ export class UnknownJobTypeError extends JobQueueError {
   }
 }
 
+/** No job has this id (never existed, or removed by retention). */
 export class JobNotFoundError extends JobQueueError {
   readonly code = 'JOB_NOT_FOUND';
 

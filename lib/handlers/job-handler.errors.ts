@@ -1,5 +1,6 @@
 import { JobQueueError } from '../errors/job-queue.error';
 
+/** Two `@JobHandler` methods declare the same type; raised at bootstrap. */
 export class DuplicateJobHandlerError extends JobQueueError {
   readonly code = 'DUPLICATE_JOB_HANDLER';
   constructor(
@@ -11,6 +12,7 @@ export class DuplicateJobHandlerError extends JobQueueError {
   }
 }
 
+/** A `@JobHandler` has an invalid type or option; raised at bootstrap. */
 export class InvalidJobHandlerError extends JobQueueError {
   readonly code = 'INVALID_JOB_HANDLER';
   constructor(
