@@ -1,23 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { isSqliteBusy } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
-import type { JobRecord } from '../database/job-row';
+import { toJobRecord, type JobRecord } from '../database/job-row';
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import type { ClaimRequest } from './claim-request';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
 import { postgresClaimStatement } from './postgres.claim';
-import { sqliteClaimStatement } from './sqlite.claim';
+import { claimSqlite } from './sqlite.claim';
 import { withinLimits, type LimitRoom } from './within-limits';
-import { toJobRecord } from '../database/job-row';
 
 /**
  * Atomically leases ready jobs: one transaction, one branch per dialect. Every claimed row is
  * written with this owner, a lease deadline and one more attempt; the rows come back ordered
  * by priority (highest first), then id.
  *
- * Without limits PostgreSQL and SQLite claim in a single statement. With limits (cluster-wide
+ * Without limits PostgreSQL claims with one function call (no explicit transaction) and SQLite
+ * with one statement per quota inside BEGIN IMMEDIATE. With limits (cluster-wide
  * caps, or this process's per-type room) every dialect takes the same careful path: lock the
  * caps' rows, count what is in flight, lock candidates, keep those that fit, lease them.
  */
@@ -27,14 +27,14 @@ export class ClaimService {
 
   async claim(request: ClaimRequest): Promise<JobRecord[]> {
     if (!request.types.length || !request.quotas.some((q) => q.limit > 0)) return [];
+    const byPriority = (rows: JobRecord[]) => rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
     if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room) {
-      // One statement is atomic by itself: no BEGIN/COMMIT round trips.
+      // One function call, atomic by itself: no BEGIN/COMMIT round trips.
       const { rows } = await this.db.run(postgresClaimStatement(this.db.dialect, request)!);
-      return rows.map((r) => toJobRecord(r, this.db.dialect)).sort((a, b) => b.priority - a.priority || a.id - b.id);
+      return byPriority(rows.map((r) => toJobRecord(r, this.db.dialect)));
     }
     try {
-      const rows = await this.db.transaction((tx) => this.claimIn(tx, request), { failWhenBusy: true });
-      return rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
+      return byPriority(await this.db.transaction((tx) => this.claimIn(tx, request), { failWhenBusy: true }));
     } catch (err) {
       // Another process holds SQLite's write lock: nothing claimed, the next tick tries again.
       if (isSqliteBusy(err)) return [];
@@ -45,14 +45,7 @@ export class ClaimService {
   private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<JobRecord[]> {
     const lockNames = relevantLimitLocks(request);
     if (!lockNames.length && !request.room) {
-      if (tx.dialect.name === 'sqlite') {
-        const out: JobRecord[] = [];
-        for (const quota of request.quotas.filter((q) => q.limit > 0)) {
-          const { rows } = await tx.run(sqliteClaimStatement(tx.dialect, request, quota));
-          out.push(...rows.map((r) => toJobRecord(r, tx.dialect)));
-        }
-        return out;
-      }
+      if (tx.dialect.name === 'sqlite') return claimSqlite(tx, request);
       return leaseJobs(tx, request, await selectClaimCandidates(tx, request));
     }
     const cluster = lockNames.length ? await roomUnderLimits(tx, request.limits!, lockNames) : {};
