@@ -92,12 +92,12 @@ export class JobQueueService {
     const outcome = await this.db.transaction(async (tx) => {
       const result = await cancelJob(tx, id);
       if (this.options.listenNotify) for (const running of result.wereRunning) await notifyInTransaction(tx, `c:${running}`);
-      return result;
+      return { ...result, job: result.found ? await this.read(id, tx) : null };
     });
     if (!outcome.found) throw new JobNotFoundError(id);
     this.events.cancelled(outcome.wereRunning);
     this.events.settled(outcome.settled);
-    return (await this.get(id))!;
+    return outcome.job!;
   }
 
   /**
@@ -109,13 +109,14 @@ export class JobQueueService {
     const outcome = await this.db.transaction(async (tx) => {
       const result = await retryJob(tx, id);
       if (result.reopened.length && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-      return result;
+      // As this retry left it: a worker may claim it the moment the transaction commits.
+      return { ...result, job: result.reopened.length ? await this.read(id, tx) : null };
     });
     if (!outcome.found) throw new JobNotFoundError(id);
     if (!outcome.reopened.length) throw new InvalidJobStateError(id, outcome.previousState!, 'retry', ['failed', 'cancelled']);
     this.events.settled(outcome.settled);
     this.events.wake();
-    return (await this.get(id))!;
+    return outcome.job!;
   }
 
   /**

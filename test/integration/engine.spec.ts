@@ -6,6 +6,7 @@ import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app'
 /** Records what ran, in order, for assertions. */
 const log: Array<{ ref: string; upstream?: Record<string, unknown> }> = [];
 const failuresLeft = new Map<string, number>();
+let upstreamFixed = false;
 
 @Injectable()
 class Handlers {
@@ -30,6 +31,13 @@ class Handlers {
   async broken(args: { fatal?: boolean }): Promise<never> {
     if (args?.fatal) throw new UnrecoverableJobError('bad input, do not retry');
     throw new Error('always fails');
+  }
+
+  /** Fails until the test "fixes" it. */
+  @JobHandler('fixable')
+  async fixable(): Promise<string> {
+    if (!upstreamFixed) throw new Error('upstream is broken');
+    return 'fixed';
   }
 
   @JobHandler('hang', { timeoutMs: 300 })
@@ -116,8 +124,9 @@ describeDialects('execution engine', (db) => {
   });
 
   it('fails a job out of attempts, cancels its dependents transitively, and retry() revives them', async () => {
+    upstreamFixed = false;
     const ids = await queue.enqueueGraph([
-      { ref: 'bad', type: 'broken', maxAttempts: 2 },
+      { ref: 'bad', type: 'fixable', maxAttempts: 2 },
       { ref: 'mid', type: 'step', args: { ref: 'mid' }, dependsOn: ['bad'] },
       { ref: 'box', type: 'container' },
       { ref: 'in', type: 'step', args: { ref: 'in' }, parent: 'box', dependsOn: ['mid'] },
@@ -125,21 +134,33 @@ describeDialects('execution engine', (db) => {
     ]);
     const bad = await queue.waitFor(ids.bad, { timeoutMs: 20_000 });
     expect(bad).toMatchObject({ state: 'failed', attempts: 2 });
-    expect(bad.lastError).toMatch(/always fails/);
+    expect(bad.lastError).toMatch(/upstream is broken/);
     expect(await queue.waitFor(ids.mid, { timeoutMs: 5_000 })).toMatchObject({ state: 'cancelled' });
     expect((await queue.get(ids.mid))!.lastError).toMatch(new RegExp(`upstream job ${ids.bad} failed`));
     expect((await queue.get(ids.in))!.state).toBe('cancelled');
-    const box = await queue.waitFor(ids.box, { timeoutMs: 10_000 });
-    expect(box.state).toBe('failed');
+    expect((await queue.waitFor(ids.box, { timeoutMs: 10_000 })).state).toBe('failed');
+    await expect(queue.retry(ids.ok)).rejects.toThrow(/only failed or cancelled jobs can be retried/);
 
     // The upstream gets fixed: retry brings back the job, its dependents and the container.
+    upstreamFixed = true;
     const revived = await queue.retry(ids.bad);
-    expect(revived).toMatchObject({ state: 'ready', attempts: 0, lastError: null });
-    expect((await queue.get(ids.mid))!.state).toBe('waiting');
-    expect((await queue.get(ids.box))!.state).toBe('waiting');
-    await expect(queue.retry(ids.ok)).rejects.toThrow(/only failed or cancelled jobs can be retried/);
-    // It still fails (the handler always does): everything closes again, consistently.
-    expect((await queue.waitFor(ids.box, { timeoutMs: 20_000 })).state).toBe('failed');
+    expect(revived).toMatchObject({ state: 'ready', attempts: 0, lastError: null }); // as the retry left it
+    expect(await queue.waitFor(ids.box, { timeoutMs: 20_000 })).toMatchObject({ state: 'done' });
+    for (const ref of ['bad', 'mid', 'in', 'ok'] as const) expect((await queue.get(ids[ref]))!.state).toBe('done');
+    expect((await queue.get(ids.bad))!.result).toBe('fixed');
+  });
+
+  it('retry() of a job that still fails closes everything again, consistently', async () => {
+    upstreamFixed = false;
+    const ids = await queue.enqueueGraph([
+      { ref: 'bad', type: 'fixable', maxAttempts: 1 },
+      { ref: 'box', type: 'container' },
+      { ref: 'in', type: 'step', args: { ref: 'in' }, parent: 'box', dependsOn: ['bad'] },
+    ]);
+    expect((await queue.waitFor(ids.box, { timeoutMs: 10_000 })).state).toBe('failed');
+    await queue.retry(ids.bad);
+    expect((await queue.waitFor(ids.bad, { timeoutMs: 10_000 })).state).toBe('failed');
+    expect((await queue.waitFor(ids.box, { timeoutMs: 10_000 })).state).toBe('failed');
     expect((await queue.get(ids.in))!.state).toBe('cancelled');
   });
 
