@@ -8,14 +8,20 @@ import type { SqlExecutor } from '../database/sql-executor';
  */
 export async function renewLeases(db: SqlExecutor, owner: string, leaseTtlMs: number): Promise<Set<number>> {
   const now = db.dialect.now();
-  const update = sql`UPDATE jobs SET lease_expires = ${db.dialect.addMs(now, leaseTtlMs)}, heartbeat_at = ${now}
-    WHERE state IN ('leased', 'running') AND lease_owner = ${owner}`;
-  if (db.dialect.supportsReturning) {
-    const { rows } = await db.run(sql`${update} RETURNING id`);
+  const set = sql`lease_expires = ${db.dialect.addMs(now, leaseTtlMs)}, heartbeat_at = ${now}`;
+  const mine = sql`state IN ('leased', 'running') AND lease_owner = ${owner}`;
+  // Rows are locked in id order, as finalizes lock them, so the two never deadlock.
+  if (db.dialect.name === 'postgres') {
+    const { rows } = await db.run(sql`UPDATE jobs SET ${set}
+      WHERE id IN (SELECT id FROM jobs WHERE ${mine} ORDER BY id FOR UPDATE) RETURNING id`);
     return new Set(rows.map((r) => Number(r.id)));
   }
-  await db.run(update);
-  const { rows } = await db.run(sql`SELECT id FROM jobs WHERE state IN ('leased', 'running') AND lease_owner = ${owner}`);
+  if (db.dialect.name === 'sqlite') {
+    const { rows } = await db.run(sql`UPDATE jobs SET ${set} WHERE ${mine} RETURNING id`);
+    return new Set(rows.map((r) => Number(r.id)));
+  }
+  await db.run(sql`UPDATE jobs SET ${set} WHERE ${mine} ORDER BY id`);
+  const { rows } = await db.run(sql`SELECT id FROM jobs WHERE ${mine}`);
   return new Set(rows.map((r) => Number(r.id)));
 }
 

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClaimService } from '../claim/claim.service';
-import type { ClaimQuota } from '../claim/claim-request';
-import { isConnectionError } from '../database/db-errors';
+import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import type { JobRecord } from '../database/job-row';
 import { JobQueueEvents } from '../events/job-queue.events';
@@ -13,10 +12,9 @@ import { runJob, type RunOutcome } from '../handlers/run-job';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { handBackLeases, readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
-import { fairShare, newFairShareState } from './fair-share';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
-import { readyGroups, type ReadyGroup } from './ready-groups.sql';
 import { retryDelayMs } from './retry-backoff';
+import { SlotPlanner } from './slot-planner';
 
 interface InFlight {
   job: JobRecord;
@@ -25,9 +23,6 @@ interface InFlight {
   /** Settles when the attempt's outcome has been handed to the finalizer. */
   finished: Promise<void>;
 }
-
-/** Group list freshness: long enough to spare a query per tick, short enough that a new group waits little. */
-const GROUPS_TTL_MS = 250;
 
 /**
  * The tick: scan → rank → lease → dispatch → persist. Ticks never overlap; a request during a
@@ -41,9 +36,7 @@ export class SchedulerService {
   private readonly inFlight = new Map<number, InFlight>();
   private readonly inFlightByGroup = new Map<string, number>();
   private readonly inFlightByType = new Map<string, number>();
-  private readonly fair = newFairShareState();
-  private groups: { list: ReadyGroup[]; at: number } = { list: [], at: 0 };
-  private refreshing: Promise<void> | undefined;
+  private readonly planner: SlotPlanner;
   private accepting = false;
   private ticking: Promise<void> | undefined;
   private again = false;
@@ -62,6 +55,7 @@ export class SchedulerService {
   ) {
     const owner = options.workerId;
     this.buffer = new PrefetchBuffer(options.prefetch);
+    this.planner = new SlotPlanner(db, options.concurrency, options.groupWeights, () => this.trigger());
     this.io = {
       progress: async (id, percent, stage) => {
         if (!(await writeProgress(this.db, owner, id, percent, stage))) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
@@ -133,12 +127,15 @@ export class SchedulerService {
     await this.handBack(this.buffer.takeStale(MAX_PREFETCH_WAIT_MS));
     if (!this.inFlight.size && !this.finalizer.pending && !this.buffer.size) return;
     const snapshot = [...this.inFlight.keys(), ...this.buffer.ids()];
-    let held: Set<number>;
-    try {
-      held = await renewLeases(this.db, this.options.workerId, this.options.leaseTtlMs);
-    } catch (err) {
-      this.logger.warn(`lease renewal failed (${(err as Error).message}); retrying at the next heartbeat`);
-      return;
+    let held: Set<number> | undefined;
+    for (let attempt = 0; !held; attempt++) {
+      try {
+        held = await renewLeases(this.db, this.options.workerId, this.options.leaseTtlMs);
+      } catch (err) {
+        if (isTransientConflict(err) && attempt < 3) continue;
+        this.logger.warn(`lease renewal failed (${(err as Error).message}); retrying at the next heartbeat`);
+        return;
+      }
     }
     const lost = snapshot.filter((id) => !held.has(id));
     this.buffer.remove(lost);
@@ -187,7 +184,13 @@ export class SchedulerService {
     if (!types.length) return;
     const capped = Object.keys(room).length > 0 || hasLimits(this.options);
     try {
-      const quotas = await this.plan(free, types, capped);
+      const quotas = this.planner.plan({
+        free,
+        // Never prefetch under caps: a buffered job would hold capacity that is scarce by definition.
+        prefetch: capped ? 0 : this.buffer.room(),
+        types,
+        inFlightByGroup: this.inFlightByGroup,
+      });
       if (!quotas.length) return;
       const jobs = await this.claims.claim({
         owner: this.options.workerId,
@@ -209,48 +212,10 @@ export class SchedulerService {
       this.buffer.add(jobs.slice(fits));
       const asked = quotas.reduce((n, q) => n + q.limit, 0);
       if (jobs.length >= asked) this.again = true; // there may be more
-      else if (quotas.some((q) => q.group !== undefined)) this.groups.at = 0; // a group ran dry: look again
+      else if (quotas.some((q) => q.group !== undefined)) this.planner.invalidate(); // a group ran dry
     } catch (err) {
       this.failed(err);
     }
-  }
-
-  /**
-   * Free slots → per-group quotas (fair share), or one any-group quota when at most one group
-   * waits. Only then is it worth prefetching: with several groups every slot is allocated by
-   * fair share when it frees, and under caps a buffered job would hold scarce capacity.
-   */
-  private async plan(free: number, types: string[], capped: boolean): Promise<ClaimQuota[]> {
-    if (Date.now() - this.groups.at > GROUPS_TTL_MS) this.refreshGroups(types);
-    const list = this.groups.list;
-    if (list.length <= 1) {
-      const limit = free + (capped ? 0 : this.buffer.room());
-      return limit > 0 ? [{ limit }] : [];
-    }
-    if (free <= 0) return [];
-    const demand = list.map((g) => ({
-      group: g.group,
-      weight: this.options.groupWeights[g.group] ?? g.weight,
-      inFlight: this.inFlightByGroup.get(g.group) ?? 0,
-    }));
-    const alloc = fairShare(demand, this.options.concurrency, free, this.fair);
-    return [...alloc].map(([group, limit]) => ({ group, limit }));
-  }
-
-  /**
-   * Refreshes the ready groups in the background: a claim never waits for it (an idle worker
-   * woken by a notification claims at once, with the groups it last saw), the next tick uses it.
-   */
-  private refreshGroups(types: string[]): void {
-    if (this.refreshing) return;
-    this.refreshing = readyGroups(this.db, types)
-      .then((list) => {
-        const grew = list.length > 1 && this.groups.list.length <= 1;
-        this.groups = { list, at: Date.now() };
-        if (grew) this.trigger(); // several groups now: re-plan by fair share
-      })
-      .catch(() => undefined) // the claim reports database trouble
-      .finally(() => (this.refreshing = undefined));
   }
 
   private dispatch(job: JobRecord): void {
