@@ -9,7 +9,7 @@
 import { FailureLog } from '../lib/correctness';
 import { ourSubject } from '../lib/ours/subject';
 import type { ScenarioReport } from '../lib/report';
-import type { BenchContext, Scenario } from '../lib/scenario';
+import { standardSizes, type BenchContext, type Scenario } from '../lib/scenario';
 import { latencyTable, throughputTable, type SystemSpec } from '../lib/sets';
 import type { Dialect } from 'nestjs-sql-job-queue';
 
@@ -38,10 +38,7 @@ export function pollingDialectLatencySpecs(dialect: Dialect, pollingSamples: num
 export const mysqlScenario: Scenario = {
   name: 'mysql',
   async run(ctx: BenchContext): Promise<ScenarioReport> {
-    const quick = ctx.config.quick;
-    const jobs = ctx.config.jobs ?? (quick ? 2_000 : 20_000);
-    const samples = ctx.config.samples ?? (quick ? 20 : 200);
-    const pollingSamples = quick ? 10 : 50;
+    const { jobs, samples, pollingSamples } = standardSizes(ctx);
     const failures = new FailureLog();
     const throughput = await throughputTable(
       ctx,

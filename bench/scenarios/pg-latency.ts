@@ -11,7 +11,7 @@ import { ourSubject } from '../lib/ours/subject';
 import { GRAPHILE_DEFAULT, GRAPHILE_FAST, graphileSubject } from '../lib/peers/graphile';
 import { bossSubject } from '../lib/peers/pg-boss';
 import type { ScenarioReport } from '../lib/report';
-import type { BenchContext, Scenario } from '../lib/scenario';
+import { standardSizes, type BenchContext, type Scenario } from '../lib/scenario';
 import { latencyTable, type SystemSpec } from '../lib/sets';
 import { PG_SETTINGS } from './pg-throughput';
 
@@ -32,7 +32,7 @@ const SYSTEMS: SystemSpec[] = [
 export const pgLatency: Scenario = {
   name: 'pg-latency',
   async run(ctx: BenchContext): Promise<ScenarioReport> {
-    const samples = ctx.config.samples ?? (ctx.config.quick ? 20 : 200);
+    const { samples } = standardSizes(ctx);
     const failures = new FailureLog();
     const table = await latencyTable(ctx, 'PostgreSQL latency', SYSTEMS, samples, failures);
     table.notes = [

@@ -11,7 +11,7 @@ import { ourSubject } from '../lib/ours/subject';
 import { GRAPHILE_DEFAULT, GRAPHILE_FAST, graphileSubject } from '../lib/peers/graphile';
 import { PGBOSS_DESCRIPTION, bossSubject } from '../lib/peers/pg-boss';
 import type { ScenarioReport } from '../lib/report';
-import type { BenchContext, Scenario } from '../lib/scenario';
+import { standardSizes, type BenchContext, type Scenario } from '../lib/scenario';
 import { throughputTable, type SystemSpec } from '../lib/sets';
 
 export const PG_SYSTEMS: SystemSpec[] = [
@@ -34,7 +34,7 @@ export const PG_SETTINGS = [
 export const pgThroughput: Scenario = {
   name: 'pg-throughput',
   async run(ctx: BenchContext): Promise<ScenarioReport> {
-    const jobs = ctx.config.jobs ?? (ctx.config.quick ? 2_000 : 20_000);
+    const { jobs } = standardSizes(ctx);
     const failures = new FailureLog();
     const table = await throughputTable(ctx, 'PostgreSQL throughput', PG_SYSTEMS, jobs, failures, ['ours', 'ours-fast']);
     table.notes = [

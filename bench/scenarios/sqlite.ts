@@ -10,7 +10,7 @@ import { FailureLog } from '../lib/correctness';
 import { ourSubject } from '../lib/ours/subject';
 import { PLAINJOB_WORKERS_PER_PROCESS, plainjobSubject } from '../lib/peers/plainjob';
 import type { ScenarioReport } from '../lib/report';
-import type { BenchContext, Scenario } from '../lib/scenario';
+import { standardSizes, type BenchContext, type Scenario } from '../lib/scenario';
 import { latencyTable, throughputTable, type SystemSpec } from '../lib/sets';
 import { POLL_BOUND_MS, pollingDialectLatencySpecs } from './mysql';
 
@@ -36,10 +36,7 @@ function throughputSpecs(processes: number): SystemSpec[] {
 export const sqliteScenario: Scenario = {
   name: 'sqlite',
   async run(ctx: BenchContext): Promise<ScenarioReport> {
-    const quick = ctx.config.quick;
-    const jobs = ctx.config.jobs ?? (quick ? 2_000 : 20_000);
-    const samples = ctx.config.samples ?? (quick ? 20 : 200);
-    const pollingSamples = quick ? 10 : 50;
+    const { jobs, samples, pollingSamples } = standardSizes(ctx);
     const failures = new FailureLog();
     const one = await throughputTable(ctx, 'SQLite throughput, 1 worker process', throughputSpecs(1), jobs, failures, ['ours', 'ours-fast']);
     const two = await throughputTable(ctx, 'SQLite throughput, 2 worker processes on one file', throughputSpecs(2), jobs, failures, ['ours', 'ours-fast']);
