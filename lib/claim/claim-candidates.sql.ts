@@ -1,8 +1,8 @@
 import type { SqlDialect } from '../database/dialects';
-import { jobColumns, toJobRecord, type JobRecord } from '../database/job-row';
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
+import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { claimableFilter } from './lease-assignments';
 
 /**
@@ -16,18 +16,18 @@ import { claimableFilter } from './lease-assignments';
 export function claimCandidatesStatement(d: SqlDialect, types: readonly string[], quota: ClaimQuota): Sql {
   const order = d.name === 'mysql' ? sql`neg_priority, id` : sql`priority DESC, id`;
   const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
-  return sql`SELECT ${jobColumns(d)} FROM jobs
+  return sql`SELECT ${CLAIMED_COLUMNS} FROM jobs
     WHERE ${claimableFilter(d, types, quota.group)}
     ORDER BY ${order} LIMIT ${quota.limit}${lock}`;
 }
 
-export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimRequest): Promise<JobRecord[]> {
-  const found = new Map<number, JobRecord>();
+export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
+  const found = new Map<number, ClaimedJob>();
   for (const quota of request.quotas) {
     if (quota.limit <= 0) continue;
     const { rows } = await tx.run(claimCandidatesStatement(tx.dialect, request.types, quota));
     for (const row of rows) {
-      const record = toJobRecord(row, tx.dialect);
+      const record = toClaimedJob(row);
       found.set(record.id, record);
     }
   }

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { isSqliteBusy } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
-import { toJobRecord, type JobRecord } from '../database/job-row';
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import type { ClaimRequest } from './claim-request';
+import { toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
 import { postgresClaimStatement } from './postgres.claim';
@@ -25,13 +25,13 @@ import { withinLimits, type LimitRoom } from './within-limits';
 export class ClaimService {
   constructor(private readonly db: JobQueueDatabase) {}
 
-  async claim(request: ClaimRequest): Promise<JobRecord[]> {
+  async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     if (!request.types.length || !request.quotas.some((q) => q.limit > 0)) return [];
-    const byPriority = (rows: JobRecord[]) => rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
+    const byPriority = (rows: ClaimedJob[]) => rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
     if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room) {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
-      const { rows } = await this.db.run(postgresClaimStatement(this.db.dialect, request)!);
-      return byPriority(rows.map((r) => toJobRecord(r, this.db.dialect)));
+      const { rows } = await this.db.run(postgresClaimStatement(request)!);
+      return byPriority(rows.map(toClaimedJob));
     }
     try {
       return byPriority(await this.db.transaction((tx) => this.claimIn(tx, request), { failWhenBusy: true }));
@@ -42,7 +42,7 @@ export class ClaimService {
     }
   }
 
-  private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<JobRecord[]> {
+  private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
     const lockNames = relevantLimitLocks(request);
     if (!lockNames.length && !request.room) {
       if (tx.dialect.name === 'sqlite') return claimSqlite(tx, request);

@@ -1,7 +1,6 @@
-import type { SqlDialect } from '../database/dialects';
-import { jobColumns } from '../database/job-row';
 import { sql, type Sql } from '../database/sql';
 import type { ClaimRequest } from './claim-request';
+import { CLAIMED_COLUMNS } from './claimed-job';
 
 /**
  * PostgreSQL: one call of `job_queue_claim` (migration 4), which locks the rows to take with
@@ -9,11 +8,11 @@ import type { ClaimRequest } from './claim-request';
  * leases exactly those rows, in one statement. Per-group quotas are one LATERAL probe each.
  * Null when no quota asks for rows.
  */
-export function postgresClaimStatement(d: SqlDialect, request: ClaimRequest): Sql | null {
+export function postgresClaimStatement(request: ClaimRequest): Sql | null {
   const grouped = request.quotas.filter((q) => q.group !== undefined && q.limit > 0);
   const anyGroup = request.quotas.filter((q) => q.group === undefined).reduce((n, q) => n + q.limit, 0);
   if (!grouped.length && anyGroup <= 0) return null;
-  return sql`SELECT ${jobColumns(d)} FROM job_queue_claim(${request.owner}, ${[...request.types]}::text[],
+  return sql`SELECT ${CLAIMED_COLUMNS} FROM job_queue_claim(${request.owner}, ${[...request.types]}::text[],
     ${grouped.map((q) => q.group)}::text[], ${grouped.map((q) => q.limit)}::int[], ${anyGroup}::int,
     ${request.leaseTtlMs}::float8, ${request.start === true})`;
 }

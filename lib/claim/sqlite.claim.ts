@@ -1,8 +1,8 @@
-import { jobColumns, toJobRecord, type JobRecord } from '../database/job-row';
 import type { SqlDialect } from '../database/dialects';
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
+import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { claimableFilter, leaseAssignments } from './lease-assignments';
 
 /**
@@ -10,13 +10,13 @@ import { claimableFilter, leaseAssignments } from './lease-assignments';
  * which holds the database's single write lock from the start, so select-and-update is
  * atomic against every other connection and process.
  */
-export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promise<JobRecord[]> {
+export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
   const d = tx.dialect;
-  const claimed: JobRecord[] = [];
+  const claimed: ClaimedJob[] = [];
   for (const quota of request.quotas) {
     if (quota.limit <= 0) continue;
     const { rows } = await tx.run(sqliteClaimStatement(d, request, quota));
-    claimed.push(...rows.map((r) => toJobRecord(r, d)));
+    for (const row of rows) claimed.push(toClaimedJob(row));
   }
   return claimed;
 }
@@ -28,5 +28,5 @@ export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota
     WHERE id IN (
       SELECT id FROM jobs WHERE ${claimableFilter(d, request.types, quota.group)}
       ORDER BY priority DESC, id LIMIT ${quota.limit})
-    RETURNING ${jobColumns(d)}`;
+    RETURNING ${CLAIMED_COLUMNS}`;
 }

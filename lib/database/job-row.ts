@@ -70,7 +70,7 @@ export function toJobView<TArgs = unknown, TResult = unknown>(record: JobRecord)
   return view as JobView<TArgs, TResult>;
 }
 
-function parseJson(value: unknown): unknown {
+export function parseJson(value: unknown): unknown {
   if (value == null) return null;
   if (typeof value !== 'string') return value; // a driver that already parsed it
   return JSON.parse(value);

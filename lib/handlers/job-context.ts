@@ -6,14 +6,14 @@ export interface JobContextIO {
   upstream(jobId: number): Promise<Record<string, unknown>>;
 }
 
+/** The claimed attempt a context describes. */
 export interface JobContextInit {
   id: number;
   type: string;
-  attempt: number;
+  attempts: number;
   maxAttempts: number;
   group: string;
   parentId: number | null;
-  signal: AbortSignal;
 }
 
 /**
@@ -31,14 +31,23 @@ export class JobContext {
   readonly maxAttempts: number;
   readonly group: string;
   readonly parentId: number | null;
-  readonly signal: AbortSignal;
 
   constructor(
     init: JobContextInit,
+    private readonly aborter: { readonly signal: AbortSignal },
     private readonly io: JobContextIO,
   ) {
-    ({ id: this.id, type: this.type, attempt: this.attempt, maxAttempts: this.maxAttempts } = init);
-    ({ group: this.group, parentId: this.parentId, signal: this.signal } = init);
+    this.id = init.id;
+    this.type = init.type;
+    this.attempt = init.attempts;
+    this.maxAttempts = init.maxAttempts;
+    this.group = init.group;
+    this.parentId = init.parentId;
+  }
+
+  /** Aborted on cancel, timeout, lost lease or forced shutdown (made on first read). */
+  get signal(): AbortSignal {
+    return this.aborter.signal;
   }
 
   /** Persists progress (0–100) and, optionally, the current stage; shown by `get()` and `stats()`. */

@@ -1,4 +1,5 @@
-import type { JobRecord } from '../database/job-row';
+import type { ClaimedJob } from '../claim/claimed-job';
+import type { AttemptController } from './attempt-controller';
 import { JobTimeoutError, UnrecoverableJobError } from './job-abort.errors';
 import { JobContext, type JobContextIO } from './job-context';
 import type { RegisteredJobHandler } from './job-handler.registry';
@@ -14,46 +15,46 @@ export type RunOutcome =
  * elapses, or `controller` aborts, whichever is first: a hung handler cannot hold the slot or
  * the finalize (it keeps running detached, with its signal aborted).
  */
-export async function runJob(
-  job: JobRecord,
+export function runJob(
+  job: ClaimedJob,
   handler: RegisteredJobHandler,
-  controller: AbortController,
+  controller: AttemptController,
   timeoutMs: number | null,
   io: JobContextIO,
 ): Promise<RunOutcome> {
-  const ctx = new JobContext(
-    {
-      id: job.id,
-      type: job.type,
-      attempt: job.attempts,
-      maxAttempts: job.maxAttempts,
-      group: job.group,
-      parentId: job.parentId,
-      signal: controller.signal,
-    },
-    io,
-  );
-  let onAbort: () => void = () => undefined;
-  const aborted = new Promise<RunOutcome>((resolve) => {
-    onAbort = () => resolve(abortOutcome(controller.signal.reason));
-    controller.signal.addEventListener('abort', onAbort, { once: true });
-  });
-  const timer = timeoutMs ? setTimeout(() => controller.abort(new JobTimeoutError(timeoutMs)), timeoutMs) : undefined;
-  const work = (async (): Promise<RunOutcome> => {
+  const ctx = new JobContext(job, controller, io);
+  return new Promise<RunOutcome>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const settle = (outcome: RunOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      controller.onAbort(undefined);
+      resolve(outcome);
+    };
+    controller.onAbort((reason) => settle(abortOutcome(reason)));
+    if (timeoutMs) timer = setTimeout(() => controller.abort(new JobTimeoutError(timeoutMs)), timeoutMs);
+    let work: Promise<unknown>;
     try {
-      const result = await handler.handle(job.args, ctx);
-      return { kind: 'done', resultJson: serializeResult(result) };
+      work = Promise.resolve(handler.handle(job.args, ctx));
     } catch (err) {
-      if (controller.signal.aborted) return abortOutcome(controller.signal.reason);
-      return { kind: 'failed', error: describeError(err), final: err instanceof UnrecoverableJobError };
+      work = Promise.reject(err); // a handler that throws before returning its promise
     }
-  })();
-  try {
-    return await Promise.race([work, aborted]);
-  } finally {
-    clearTimeout(timer);
-    controller.signal.removeEventListener('abort', onAbort);
-  }
+    work.then(
+      (result) => {
+        try {
+          settle({ kind: 'done', resultJson: serializeResult(result) });
+        } catch (err) {
+          settle({ kind: 'failed', error: describeError(err), final: false });
+        }
+      },
+      (err: unknown) => {
+        if (controller.aborted) settle(abortOutcome(controller.reason));
+        else settle({ kind: 'failed', error: describeError(err), final: err instanceof UnrecoverableJobError });
+      },
+    );
+  });
 }
 
 function abortOutcome(reason: unknown): RunOutcome {

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../database/job-row';
+import type { ClaimedJob } from '../claim/claimed-job';
 
 /** Mean handler time under which prefetching pays: jobs this short are dominated by round trips. */
 const SHORT_JOB_MS = 100;
@@ -12,7 +12,7 @@ export const MAX_PREFETCH_WAIT_MS = 1_000;
  * jobs another idle worker could be running; and what waits too long is handed back.
  */
 export class PrefetchBuffer {
-  private readonly jobs: Array<{ job: JobRecord; at: number }> = [];
+  private readonly jobs: Array<{ job: ClaimedJob; at: number }> = [];
   private meanMs = 0;
 
   constructor(private readonly capacity: number) {}
@@ -31,12 +31,12 @@ export class PrefetchBuffer {
     return this.room() > 0 && this.jobs.length <= this.capacity / 2;
   }
 
-  add(jobs: JobRecord[]): void {
+  add(jobs: ClaimedJob[]): void {
     const now = Date.now();
     for (const job of jobs) this.jobs.push({ job, at: now });
   }
 
-  take(n: number): JobRecord[] {
+  take(n: number): ClaimedJob[] {
     return this.jobs.splice(0, Math.max(0, n)).map((e) => e.job);
   }
 
@@ -54,7 +54,7 @@ export class PrefetchBuffer {
   }
 
   /** Removes and returns jobs waiting longer than `maxWaitMs` (all of them with 0). */
-  takeStale(maxWaitMs: number): JobRecord[] {
+  takeStale(maxWaitMs: number): ClaimedJob[] {
     const cutoff = Date.now() - maxWaitMs;
     const stale = this.jobs.filter((e) => e.at <= cutoff).map((e) => e.job);
     this.remove(stale.map((j) => j.id));

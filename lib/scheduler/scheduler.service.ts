@@ -1,10 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClaimService } from '../claim/claim.service';
+import type { ClaimedJob } from '../claim/claimed-job';
 import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
-import type { JobRecord } from '../database/job-row';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { FinalizeService } from '../finalize/finalize.service';
+import { AttemptController } from '../handlers/attempt-controller';
 import { JobCancelledError, LeaseLostError, ShutdownAbortError } from '../handlers/job-abort.errors';
 import type { JobContextIO } from '../handlers/job-context';
 import { JobHandlerRegistry, type RegisteredJobHandler } from '../handlers/job-handler.registry';
@@ -17,9 +18,9 @@ import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
 
 interface InFlight {
-  job: JobRecord;
+  job: ClaimedJob;
   handler: RegisteredJobHandler;
-  controller: AbortController;
+  controller: AttemptController;
   /** Settles when the attempt's outcome has been handed to the finalizer. */
   finished: Promise<void>;
 }
@@ -113,7 +114,7 @@ export class SchedulerService {
     return { finished: before - remaining.length, handedBack };
   }
 
-  private async handBack(jobs: JobRecord[]): Promise<number> {
+  private async handBack(jobs: ClaimedJob[]): Promise<number> {
     if (!jobs.length) return 0;
     return handBackLeases(this.db, this.options.workerId, jobs.map((j) => j.id)).catch((err) => {
       this.logger.warn(`could not hand back ${jobs.length} lease(s) (${(err as Error).message}); they will expire and be reclaimed`);
@@ -218,9 +219,9 @@ export class SchedulerService {
     }
   }
 
-  private dispatch(job: JobRecord): void {
+  private dispatch(job: ClaimedJob): void {
     const handler = this.registry.get(job.type)!;
-    const controller = new AbortController();
+    const controller = new AttemptController();
     const entry = { job, handler, controller } as InFlight;
     this.inFlight.set(job.id, entry);
     bump(this.inFlightByGroup, job.group, 1);
@@ -236,7 +237,7 @@ export class SchedulerService {
     );
   }
 
-  private async afterRun(job: JobRecord, outcome: RunOutcome): Promise<void> {
+  private async afterRun(job: ClaimedJob, outcome: RunOutcome): Promise<void> {
     this.inFlight.delete(job.id);
     bump(this.inFlightByGroup, job.group, -1);
     bump(this.inFlightByType, job.type, -1);
