@@ -49,8 +49,3 @@ export async function failAttempts(tx: SqlExecutor, items: FailedAttempt[], guar
   }
   return out;
 }
-
-/** This worker's running job: the finalize guard. */
-export function ownedBy(owner: string): Sql {
-  return sql`lease_owner = ${owner} AND state = 'running'`;
-}

@@ -9,7 +9,8 @@ import { notifyInTransaction } from '../notify/notify.sql';
 import { cascade } from './cascade.sql';
 import { completeJobs, completeWithDependentsPostgres, type Completion } from './complete.sql';
 import type { SettledJob } from './settled-job';
-import { failAttempts, ownedBy, type FailedAttempt } from './fail.sql';
+import { failAttempts, type FailedAttempt } from './fail.sql';
+import { ownedBy } from '../lease/lease-guard.sql';
 
 export type FinalizeResult = 'done' | 'retried' | 'failed' | 'lost';
 
@@ -88,8 +89,14 @@ export class FinalizeService {
 
   private async completeInOneStatement(owner: string, completions: Completion[]) {
     const { rows } = await this.db.run(completeWithDependentsPostgres(owner, completions, this.options.listenNotify));
-    const done: SettledJob[] = rows.filter((r) => r.kind === 'done').map((r) => ({ id: Number(r.id), parentId: null, outcome: 'done' }));
-    const promoted = rows.filter((r) => r.kind === 'ready').length;
+    const refused = new Set<number>();
+    let promoted = 0;
+    for (const r of rows) {
+      if (r.kind === 'refused') refused.add(Number(r.job));
+      else if (r.kind === 'promoted') promoted = Number(r.job);
+    }
+    const done: SettledJob[] = [];
+    for (const c of completions) if (!refused.has(c.id)) done.push({ id: c.id, parentId: null, outcome: 'done' });
     return { done, failed: { retried: [] as number[], failed: [] as SettledJob[] }, result: { settled: done, promoted } };
   }
 
@@ -105,7 +112,7 @@ export class FinalizeService {
           ? await this.completeInOneStatement(owner, completions)
           : await this.db.transaction(async (tx) => {
               const done = await completeJobs(tx, owner, completions);
-              const failed = await failAttempts(tx, failures, ownedBy(owner));
+              const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
               const result = await cascade(tx, [...done, ...failed.failed]);
               if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
               return { done, failed, result };

@@ -1,5 +1,6 @@
 import { sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
+import { ownedBy } from './lease-guard.sql';
 
 /**
  * Extends the lease of every job this worker holds, in one statement, and returns the ids it
@@ -41,7 +42,7 @@ export async function handBackLeases(db: SqlExecutor, owner: string, ids: number
 /** Persists `ctx.progress()`; false when the lease is gone. */
 export async function writeProgress(db: SqlExecutor, owner: string, id: number, percent: number, stage: string | null): Promise<boolean> {
   const { affected } = await db.run(sql`UPDATE jobs SET progress = ${percent}, current_stage = ${stage}, updated_at = ${db.dialect.now()}
-    WHERE id = ${id} AND lease_owner = ${owner} AND state = 'running'`);
+    WHERE id = ${id} AND ${ownedBy(db.dialect, owner)}`);
   return affected > 0;
 }
 

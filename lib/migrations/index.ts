@@ -9,11 +9,18 @@ import { JobQueueLimitsSqlite1764489600000 } from './sqlite/1764489600000-job-qu
 import { JobQueueArchiveMysql1764576000000 } from './mysql/1764576000000-job-queue-archive';
 import { JobQueueArchivePostgres1764576000000 } from './postgres/1764576000000-job-queue-archive';
 import { JobQueueClaimFunctionPostgres1764662400000 } from './postgres/1764662400000-job-queue-claim-function';
+import { JobQueueCompleteFunctionPostgres1764748800000 } from './postgres/1764748800000-job-queue-complete-function';
 import { JobQueueArchiveSqlite1764576000000 } from './sqlite/1764576000000-job-queue-archive';
 import { JobQueuePartialKeyIndexSqlite1764662400000 } from './sqlite/1764662400000-job-queue-partial-key-index';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
-  postgres: [JobQueueInitPostgres1764403200000, JobQueueLimitsPostgres1764489600000, JobQueueArchivePostgres1764576000000, JobQueueClaimFunctionPostgres1764662400000],
+  postgres: [
+    JobQueueInitPostgres1764403200000,
+    JobQueueLimitsPostgres1764489600000,
+    JobQueueArchivePostgres1764576000000,
+    JobQueueClaimFunctionPostgres1764662400000,
+    JobQueueCompleteFunctionPostgres1764748800000,
+  ],
   mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000],
   sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000],
 };

@@ -1,6 +1,10 @@
+import { jobQueueMigrations } from '../../lib';
 import { runJobQueueMigrations } from '../../lib/migrations/migration-runner';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp } from '../support/queue-app';
+
+/** The migration versions each dialect has. */
+const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5], mysql: [1, 2, 3], sqlite: [1, 2, 3, 4] };
 
 describeDialects('schema and migrations', (db) => {
   it('creates the tables and indexes at start-up, and a second start applies nothing', async () => {
@@ -9,7 +13,7 @@ describeDialects('schema and migrations', (db) => {
     try {
       const app = apps[0];
       const history = await app.rows(`SELECT version, name FROM job_queue_migrations`);
-      expect(history.map((r) => Number(r.version)).sort()).toEqual(db.dialect === 'mysql' ? [1, 2, 3] : [1, 2, 3, 4]);
+      expect(history.map((r) => Number(r.version)).sort()).toEqual(VERSIONS[db.dialect]);
       expect(await runJobQueueMigrations(app.dataSource, db.dialect)).toEqual([]);
 
       const indexes = await indexNames(app.rows, db.dialect);
@@ -29,10 +33,26 @@ describeDialects('schema and migrations', (db) => {
     }
   });
 
+  it('steps every migration down and up again (newest first)', async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['anything'] });
+    const runner = app.dataSource.createQueryRunner();
+    const migrations = jobQueueMigrations(db.dialect);
+    try {
+      // Down to the first version's schema and back: each down undoes exactly its own up.
+      for (const m of [...migrations].reverse().slice(0, -1)) await m.down(runner);
+      for (const m of migrations.slice(1)) await m.up(runner);
+      await app.queue.enqueue({ type: 'anything' });
+      expect(await app.count(`state = 'ready'`)).toBe(1);
+    } finally {
+      await runner.release();
+      await app.close();
+    }
+  });
+
   it('leaves the schema alone when runMigrations is false', async () => {
     const app = await startQueueApp(db, { runMigrations: false });
     try {
-      expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_queue_migrations`))[0].n)).toBe(db.dialect === 'mysql' ? 3 : 4);
+      expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_queue_migrations`))[0].n)).toBe(VERSIONS[db.dialect].length);
     } finally {
       await app.close();
     }
