@@ -5,7 +5,7 @@ import type { SqlDialect } from './dialects';
 import { Mutex } from './mutex';
 import { retrySqliteBusy } from './retry-sqlite-busy';
 import type { Sql } from './sql';
-import type { SqlExecutor, SqlResult } from './sql-executor';
+import type { Row, SqlExecutor, SqlResult } from './sql-executor';
 
 export interface TransactionOptions {
   /** Fresh attempts after a deadlock, serialization failure or SQLite busy. Default 8. */
@@ -34,6 +34,7 @@ export class JobQueueDatabase implements SqlExecutor {
 
   /** A single statement in autocommit mode. */
   async run(statement: Sql): Promise<SqlResult> {
+    if (this.dialect.name === 'postgres') return this.withPgClient((client) => pgExecute(client, statement));
     if (this.dialect.name === 'sqlite') {
       return this.sqliteMutex.run(() => retrySqliteBusy(() => this.withRunner((qr) => execute(qr, this.dialect, statement))));
     }
@@ -44,6 +45,7 @@ export class JobQueueDatabase implements SqlExecutor {
     const retries = options.retries ?? 8;
     for (let attempt = 0; ; attempt++) {
       try {
+        if (this.dialect.name === 'postgres') return await this.withPgClient((client) => this.pgTransaction(client, work));
         return this.dialect.name === 'sqlite'
           ? await this.sqliteMutex.run(() => this.sqliteTransaction(work, options.failWhenBusy ?? false))
           : await this.withRunner((qr) => this.serverTransaction(qr, work));
@@ -68,13 +70,21 @@ export class JobQueueDatabase implements SqlExecutor {
     };
   }
 
-  private async serverTransaction<T>(qr: QueryRunner, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    if (this.dialect.name === 'postgres') {
-      await qr.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-    } else {
-      await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      await qr.query('START TRANSACTION');
+  private async pgTransaction<T>(client: PgClient, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+    try {
+      const result = await work({ dialect: this.dialect, run: (s) => pgExecute(client, s) });
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
     }
+  }
+
+  private async serverTransaction<T>(qr: QueryRunner, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    await qr.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+    await qr.query('START TRANSACTION');
     try {
       const result = await work({ dialect: this.dialect, run: (s) => execute(qr, this.dialect, s) });
       await qr.query('COMMIT');
@@ -97,6 +107,30 @@ export class JobQueueDatabase implements SqlExecutor {
         throw err;
       }
     });
+  }
+
+  /**
+   * PostgreSQL: a pooled connection straight from TypeORM's driver, without a QueryRunner. The
+   * queue's statements are its own and hot (the claim, the complete, single enqueues); the
+   * runner's bookkeeping around each query (subscribers, logging, result wrapping) was about
+   * 0.1 ms of every round trip. A broken connection goes back as an error, so the pool drops it.
+   */
+  private async withPgClient<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
+    const [client, release] = await (this.dataSource.driver as unknown as PgDriver).obtainMasterConnection();
+    // A checked-out client reports a dropped connection as an 'error' event; unheard, that
+    // event would crash the process. Heard, it marks the client broken for the release.
+    let broken: Error | undefined;
+    const onError = (err: Error) => (broken = err);
+    client.on('error', onError);
+    try {
+      return await work(client);
+    } catch (err) {
+      if (isConnectionError(err)) broken ??= err as Error;
+      throw err;
+    } finally {
+      client.removeListener('error', onError);
+      release(broken);
+    }
   }
 
   private withRunner<T>(work: (qr: QueryRunner) => Promise<T>): Promise<T> {
@@ -122,6 +156,22 @@ export class JobQueueDatabase implements SqlExecutor {
       await release.catch(() => undefined);
     }
   }
+}
+
+interface PgClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: Row[]; rowCount: number | null }>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  removeListener(event: 'error', listener: (err: Error) => void): unknown;
+}
+
+interface PgDriver {
+  obtainMasterConnection(): Promise<[PgClient, (err?: Error) => void]>;
+}
+
+async function pgExecute(client: PgClient, statement: Sql): Promise<SqlResult> {
+  const { text, params } = statement.render('postgres');
+  const result = await client.query(text, params);
+  return { rows: result.rows, affected: result.rowCount ?? 0 };
 }
 
 async function execute(qr: QueryRunner, dialect: SqlDialect, statement: Sql): Promise<SqlResult> {
