@@ -56,7 +56,7 @@ async function explainClaimFunction(app: QueueApp, q: { groups: string[]; limits
     'text, text[], text[], int[], int, float8, boolean',
     `'w', '{t}', ${array(q.groups)}, ${array(q.limits)}, ${q.any}, 30000, true`,
   );
-  expect(config).toEqual(expect.arrayContaining(['enable_bitmapscan=off', 'enable_sort=off', 'plan_cache_mode=force_generic_plan']));
+  expect(config).toEqual(expect.arrayContaining(['enable_bitmapscan=off', 'enable_sort=off', 'enable_seqscan=off', 'plan_cache_mode=force_generic_plan']));
   return plan;
 }
 
@@ -131,23 +131,45 @@ describeDialects(
     });
     afterAll(() => app?.close());
 
-    it('with thousands of other jobs in flight and statistics from a quiet moment', async () => {
-      // Before the guard was made unmatchable, each finalize scanned every in-flight row of
-      // every worker here (7 ms for 10 jobs among 3,000 in flight, instead of 0.3 ms).
-      const ids = await app.queue.enqueueGraph(Array.from({ length: 3_000 }, (_, i) => ({ ref: `f${i}`, type: 't' })));
-      await app.rows(`ANALYZE jobs`);
-      const claimed = await app.module.get(ClaimService).claim({ owner: 'w', types: ['t'], quotas: [{ limit: 3_000 }], leaseTtlMs: 30_000, start: true });
-      expect(claimed).toHaveLength(3_000);
-      const batch = Object.values(ids).slice(0, 10);
-      const { plan, config } = await explainFunctionBody(
+    const explainComplete = (ids: number[]) =>
+      explainFunctionBody(
         app,
         'job_queue_complete',
         'text, bigint[], text[], boolean',
-        `'w', '{${batch.join(',')}}', '{${batch.map(() => 'null').join(',')}}', true`,
+        `'w', '{${ids.join(',')}}', '{${ids.map(() => 'null').join(',')}}', true`,
       );
-      expect(config).toContain('plan_cache_mode=force_generic_plan');
+
+    it('planned on an empty, never-analyzed table (the plan a session freezes at its first call)', async () => {
+      // Both functions plan once per session, at their first call: often on a fresh, empty
+      // table, where a sequential scan looks cheapest and would then read the whole table on
+      // every later call.
+      expect(await app.count()).toBe(0);
+      const claim = await explainClaimFunction(app, { groups: ['g'], limits: [10], any: 10 });
+      expect(claim).not.toMatch(/Seq Scan on jobs/);
+      const { plan } = await explainComplete([1, 2, 3]);
       expect(plan).toMatch(/Index Scan using jobs_pkey on jobs/);
-      expect(plan).not.toMatch(/jobs_in_flight_idx|Seq Scan on jobs/);
+      expect(plan).not.toMatch(/Seq Scan on jobs|Seq Scan on job_deps/);
+    });
+
+    it('with thousands of other jobs in flight, dependents waiting, and statistics from a quiet moment', async () => {
+      // 3,000 chains of 3 (6,000 edges), analyzed, then every chain head in flight. Before the
+      // guard was made unmatchable, each finalize scanned every in-flight row of every worker
+      // (7 ms for 10 jobs among 3,000 in flight, instead of 0.3 ms); before the function pinned
+      // index paths, its promotion sequentially scanned jobs and job_deps per batch (chains of
+      // jobs ran at 3k jobs/s, with PostgreSQL using a whole core).
+      const nodes = [];
+      for (let c = 0; c < 3_000; c++) for (let i = 0; i < 3; i++) nodes.push({ ref: `f${c}_${i}`, type: 't', dependsOn: i ? [`f${c}_${i - 1}`] : [] });
+      const ids = await app.queue.enqueueGraph(nodes);
+      await app.rows(`ANALYZE jobs`);
+      await app.rows(`ANALYZE job_deps`);
+      const claimed = await app.module.get(ClaimService).claim({ owner: 'w', types: ['t'], quotas: [{ limit: 3_000 }], leaseTtlMs: 30_000, start: true });
+      expect(claimed).toHaveLength(3_000);
+      const batch = Array.from({ length: 10 }, (_, c) => ids[`f${c}_0`]);
+      const { plan, config } = await explainComplete(batch);
+      expect(config).toEqual(expect.arrayContaining(['plan_cache_mode=force_generic_plan', 'enable_seqscan=off']));
+      expect(plan).toMatch(/Index Scan using jobs_pkey on jobs/);
+      expect(plan).toMatch(/job_deps_depends_on_idx/);
+      expect(plan).not.toMatch(/jobs_in_flight_idx|Seq Scan on jobs|Seq Scan on job_deps/);
     });
   },
   ['postgres'],
