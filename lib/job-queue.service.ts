@@ -52,7 +52,7 @@ export class JobQueueService {
     const executor = options.manager ? this.db.executorFor(options.manager) : this.db;
     if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null) {
       // The common case in one statement: insert, notify, return the row.
-      const { rows } = await executor.run(insertOneJobPostgres(graph.jobs[0], this.options.listenNotify, jobColumns(this.db.dialect, 'ins')));
+      const { rows } = await executor.run(insertOneJobPostgres(graph.jobs[0], this.options.listenNotify, jobColumns(this.db.dialect)));
       if (!options.manager) this.events.wake();
       return toJobView(toJobRecord(rows[0], this.db.dialect)) as JobView<TArgs, TResult>;
     }

@@ -1,6 +1,5 @@
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
-import { NOTIFY_CHANNEL } from '../notify/notify.sql';
 import type { NormalizedJob } from './normalize-job';
 
 /** A row about to be written. `id` is preassigned on PostgreSQL and SQLite, and null on MySQL. */
@@ -191,16 +190,12 @@ export async function readAutoIncrementStep(db: SqlExecutor): Promise<number> {
 }
 
 /**
- * PostgreSQL, one job without a key: insert, NOTIFY when it is ready, and return the row, as
- * one statement (one round trip, no explicit transaction). This is the latency path of
- * `enqueue()`.
+ * PostgreSQL, one job without a key: one call of `job_queue_enqueue_one` (migration 6), which
+ * inserts, NOTIFYs when asked and returns the row (one round trip, no explicit transaction, a
+ * plan made once per session). This is the latency path of `enqueue()`.
  */
 export function insertOneJobPostgres(job: NormalizedJob, notify: boolean, columns: Sql): Sql {
-  return sql`WITH ins AS (
-      INSERT INTO jobs (type, args, state, group_key, weight, priority, run_after, max_attempts, timeout_ms, created_at, updated_at)
-      VALUES (${job.type}, ${job.argsJson}, 'ready', ${job.group}, ${job.weight}, ${job.priority},
-        COALESCE(${job.runAfter ? job.runAfter.toISOString() : null}::timestamptz, now()), ${job.maxAttempts}, ${job.timeoutMs}::int, now(), now())
-      RETURNING *),
-    woken AS (SELECT pg_notify(${NOTIFY_CHANNEL}, 'r') FROM ins WHERE ${notify})
-    SELECT ${columns} FROM ins LEFT JOIN (SELECT 1 AS notified FROM woken) w ON true`;
+  return sql`SELECT ${columns} FROM job_queue_enqueue_one(${job.type}, ${job.argsJson}, ${job.group}, ${job.weight}::int,
+    ${job.priority}::int, ${job.runAfter ? job.runAfter.toISOString() : null}::timestamptz, ${job.maxAttempts}::int,
+    ${job.timeoutMs}::int, ${notify})`;
 }
