@@ -30,7 +30,7 @@ export class JobQueueConnection {
     const dataSource = shared ?? new DataSource(dataSourceOptions(options));
     if (!dataSource.isInitialized) await dataSource.initialize();
     try {
-      const db = new JobQueueDatabase(dataSource, sqlDialect(options.dialect));
+      const db = new JobQueueDatabase(dataSource, sqlDialect(options.dialect), !shared);
       const server = parseServerVersion(options.dialect, await readVersion(db));
       assertSupportedServer(server);
       if (options.runMigrations) await runJobQueueMigrations(dataSource, options.dialect);
