@@ -26,5 +26,6 @@ export { JobEntity } from './entities/job.entity';
 export { JobDepEntity } from './entities/job-dep.entity';
 export { jobQueueMigrations, JobQueueMigration } from './migrations';
 export { ClaimService } from './claim/claim.service';
+export type { ClaimedJob } from './claim/claimed-job';
 export type { ClaimQuota, ClaimRequest } from './claim/claim-request';
 export * from './errors';
