@@ -8,7 +8,11 @@ export class AttemptController {
   private controller: AbortController | undefined;
   private listener: ((reason: unknown) => void) | undefined;
   private abortReason: unknown;
-  aborted = false;
+  private wasAborted = false;
+
+  get aborted(): boolean {
+    return this.wasAborted;
+  }
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -24,8 +28,8 @@ export class AttemptController {
 
   /** Idempotent: the first reason wins, as with AbortController. */
   abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
+    if (this.wasAborted) return;
+    this.wasAborted = true;
     this.abortReason = reason;
     this.controller?.abort(reason);
     const listener = this.listener;

@@ -25,7 +25,7 @@ export class JobQueueCompleteFunctionPostgres1764748800000 extends JobQueueMigra
     // The lease guard is written `state || '' = 'running'` on purpose. Spelled plainly it
     // matches the partial in-flight index, and on statistics gathered while few jobs ran (the
     // usual case: a queue table is analyzed between bursts) the planner then scans every
-    // in-flight row of every worker and joins them to the batch: 7 ms instead of 0.1 ms for
+    // in-flight row of every worker and joins them to the batch: 7 ms instead of 0.3 ms for
     // 10 jobs among 3,000 in flight. Unmatchable, it leaves one primary-key probe per job.
     //
     // It returns the exceptions, not the batch: a 'refused' row per job the guard turned down
