@@ -83,6 +83,12 @@ export interface JobQueueModuleOptions {
   listenNotify?: boolean;
   /** Largest serialized `args` accepted. Default 1 MiB. */
   maxArgsBytes?: number;
+  /**
+   * Largest serialized result stored; a larger one fails its job for good with `ResultTooLargeError`.
+   * Default 4 MiB on MySQL/MariaDB (fits the default 16 MiB `max_allowed_packet` even when escaping
+   * doubles it), 16 MiB on PostgreSQL and SQLite.
+   */
+  maxResultBytes?: number;
   /** Types handled by other processes, accepted by `enqueue` although no local handler exists. */
   externalTypes?: string[];
   /** Reject enqueue of types with no local handler and not in `externalTypes`. Default true. */
@@ -122,6 +128,7 @@ export interface ResolvedJobQueueOptions {
   retryBackoff: Required<RetryBackoffOptions>;
   listenNotify: boolean;
   maxArgsBytes: number;
+  maxResultBytes: number;
   externalTypes: string[];
   strictTypes: boolean;
   poolSize: number;

@@ -47,6 +47,24 @@ export class ArgsTooLargeError extends JobQueueError {
   }
 }
 
+/**
+ * A handler returned a result whose JSON exceeds the `maxResultBytes` option. The attempt fails
+ * for good (no retry: the same work would return the same result) and nothing is stored.
+ */
+export class ResultTooLargeError extends JobQueueError {
+  readonly code = 'RESULT_TOO_LARGE';
+
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `the handler's result serializes to ${bytes} bytes, over the ${limit}-byte limit (option maxResultBytes). ` +
+        `Store large results elsewhere (object storage, a table of your own) and return a reference to them.`,
+    );
+  }
+}
+
 /** No `@JobHandler` is registered for this type and it is not declared in `externalTypes`. */
 export class UnknownJobTypeError extends JobQueueError {
   readonly code = 'UNKNOWN_JOB_TYPE';

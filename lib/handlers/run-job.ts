@@ -1,4 +1,5 @@
 import type { ClaimedJob } from '../claim/claimed-job';
+import { ResultTooLargeError } from '../errors/job.errors';
 import type { AttemptController } from './attempt-controller';
 import { JobTimeoutError, UnrecoverableJobError } from './job-abort.errors';
 import { JobContext, type JobContextIO } from './job-context';
@@ -21,6 +22,8 @@ export function runJob(
   controller: AttemptController,
   timeoutMs: number | null,
   io: JobContextIO,
+  /** Largest result stored (option `maxResultBytes`); a larger one fails the job for good. */
+  maxResultBytes = Infinity,
 ): Promise<RunOutcome> {
   const ctx = new JobContext(job, controller, io);
   return new Promise<RunOutcome>((resolve) => {
@@ -44,7 +47,15 @@ export function runJob(
     work.then(
       (result) => {
         try {
-          settle({ kind: 'done', resultJson: serializeResult(result) });
+          const resultJson = serializeResult(result);
+          // Checked here, before the finalize batch: a result the database would refuse must not
+          // take the other results of its batch down with it, and the same work would return
+          // the same result again, so the attempt fails for good.
+          const bytes = resultJson.length <= maxResultBytes / 3 ? resultJson.length : Buffer.byteLength(resultJson, 'utf8');
+          if (bytes > maxResultBytes) {
+            const tooLarge = new ResultTooLargeError(bytes, maxResultBytes);
+            settle({ kind: 'failed', error: `${tooLarge.name}: ${tooLarge.message}`, final: true });
+          } else settle({ kind: 'done', resultJson });
         } catch (err) {
           settle({ kind: 'failed', error: describeError(err), final: false });
         }

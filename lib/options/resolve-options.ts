@@ -12,11 +12,23 @@ const KNOWN_OPTIONS = new Set<string>([
   'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'prefetch', 'limits',
   'groupWeights', 'pollIntervalMs', 'leaseTtlMs', 'heartbeatIntervalMs', 'reclaimIntervalMs',
   'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
-  'listenNotify', 'maxArgsBytes', 'externalTypes', 'strictTypes', 'poolSize', 'sqliteBusyTimeoutMs',
+  'listenNotify', 'maxArgsBytes', 'maxResultBytes', 'externalTypes', 'strictTypes', 'poolSize', 'sqliteBusyTimeoutMs',
   'workerId', 'retention', 'logging',
 ]);
 
 const MAX_TIMER_MS = 2_147_483_647; // setTimeout's ceiling
+const MiB = 1024 * 1024;
+
+/**
+ * Default `maxResultBytes` per dialect. MySQL/MariaDB send a statement as one packet of at most
+ * `max_allowed_packet` (16 MiB by default on MariaDB 10.2+; 64 MiB on MySQL 8), and escaping can
+ * double a JSON string in it: 4 MiB leaves room for that and the rest of a batch. PostgreSQL
+ * (1 GB per value) and SQLite (1e9 bytes) allow far more; 16 MiB keeps a dependent's
+ * `ctx.upstream()` read and the worker's memory reasonable.
+ */
+export const DEFAULT_MAX_RESULT_BYTES: Record<Dialect, number> = { mysql: 4 * MiB, postgres: 16 * MiB, sqlite: 16 * MiB };
+/** Above this a JavaScript string of the JSON is near V8's limit and a batch near PostgreSQL's 1 GB. */
+export const MAX_RESULT_BYTES_CEILING = 256 * MiB;
 
 /**
  * Applies defaults and validates every option, so that a typo or a bad value fails the
@@ -126,6 +138,7 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     retryBackoff,
     listenNotify: bool(raw, 'listenNotify', true),
     maxArgsBytes: int(raw, 'maxArgsBytes', 1024 * 1024, 1, 1024 * 1024 * 1024),
+    maxResultBytes: int(raw, 'maxResultBytes', DEFAULT_MAX_RESULT_BYTES[dialect as Dialect], 1, MAX_RESULT_BYTES_CEILING),
     externalTypes: stringArray(raw.externalTypes, 'externalTypes'),
     strictTypes: bool(raw, 'strictTypes', true),
     poolSize: int(raw, 'poolSize', 10, 1, 1_000),

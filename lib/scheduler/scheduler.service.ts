@@ -228,7 +228,7 @@ export class SchedulerService {
     bump(this.inFlightByType, job.type, 1);
     const timeoutMs = job.timeoutMs ?? handler.options.timeoutMs ?? this.options.defaultTimeoutMs;
     const startedAt = Date.now();
-    entry.finished = runJob(job, handler, controller, timeoutMs, this.io).then(
+    entry.finished = runJob(job, handler, controller, timeoutMs, this.io, this.options.maxResultBytes).then(
       (outcome) => {
         this.buffer.observe(Date.now() - startedAt);
         return this.afterRun(job, outcome);

@@ -39,6 +39,8 @@ describe('resolveOptions', () => {
     ['non-boolean worker', { dialect: 'sqlite', worker: 'yes' }, 'worker', /true or false/],
     ['typo in an option name', { dialect: 'sqlite', concurency: 3 }, 'concurency', /documented options/],
     ['bad externalTypes', { dialect: 'sqlite', externalTypes: [''] }, 'externalTypes', /non-empty strings/],
+    ['zero maxResultBytes', { dialect: 'sqlite', maxResultBytes: 0 }, 'maxResultBytes', /integer from 1 to 268435456/],
+    ['huge maxResultBytes', { dialect: 'sqlite', maxResultBytes: 2 ** 30 }, 'maxResultBytes', /integer from 1 to 268435456/],
     ['a non-DataSource', { dialect: 'postgres', dataSource: {} }, 'dataSource', /TypeORM DataSource/],
   ])('rejects %s, naming the option', (_name, input, option, expected) => {
     let caught: unknown;
@@ -51,6 +53,13 @@ describe('resolveOptions', () => {
     expect((caught as InvalidOptionError).option).toBe(option);
     expect((caught as Error).message).toMatch(expected);
     expect((caught as Error).message).toContain(`"${option}"`);
+  });
+
+  it('defaults maxResultBytes per dialect, under what each server accepts', () => {
+    expect(resolveOptions({ dialect: 'mysql', url: 'mysql://h/d' }).maxResultBytes).toBe(4 * 1024 * 1024);
+    expect(resolveOptions({ dialect: 'postgres', url: 'postgres://h/d' }).maxResultBytes).toBe(16 * 1024 * 1024);
+    expect(resolveOptions('sqlite').maxResultBytes).toBe(16 * 1024 * 1024);
+    expect(resolveOptions({ dialect: 'sqlite', maxResultBytes: 1_000 }).maxResultBytes).toBe(1_000);
   });
 
   it('rejects a DataSource of another dialect', () => {

@@ -4,6 +4,7 @@ import { JobCancelledError, JobTimeoutError, UnrecoverableJobError } from '../..
 import type { JobContext } from '../../lib/handlers/job-context';
 import type { RegisteredJobHandler } from '../../lib/handlers/job-handler.registry';
 import { runJob } from '../../lib/handlers/run-job';
+import { ResultTooLargeError } from '../../lib/errors';
 
 // runJob is pure orchestration of one attempt (handler, timeout, abort): no database involved.
 const job: ClaimedJob = { id: 7, type: 't', args: { n: 1 }, attempts: 2, maxAttempts: 3, group: 'g', priority: 0, parentId: null, timeoutMs: null };
@@ -49,6 +50,20 @@ describe('runJob', () => {
     const outcome = await runJob(job, handlerOf(() => ({ big: 1n })), new AttemptController(), null, io);
     expect(outcome).toMatchObject({ kind: 'failed', final: false });
     expect((outcome as { error: string }).error).toContain('cannot be stored as JSON');
+  });
+
+  it('fails a result over maxResultBytes for good with ResultTooLargeError, counting UTF-8 bytes', async () => {
+    const ok = await runJob(job, handlerOf(() => 'x'.repeat(8)), new AttemptController(), null, io, 10);
+    expect(ok).toEqual({ kind: 'done', resultJson: '"xxxxxxxx"' }); // exactly 10 bytes
+    const big = await runJob(job, handlerOf(() => 'x'.repeat(9)), new AttemptController(), null, io, 10);
+    expect(big).toMatchObject({ kind: 'failed', final: true });
+    expect((big as { error: string }).error).toBe(
+      `ResultTooLargeError: ${new ResultTooLargeError(11, 10).message}`,
+    );
+    expect((big as { error: string }).error).toMatch(/serializes to 11 bytes, over the 10-byte limit \(option maxResultBytes\)/);
+    // 'é' is one UTF-16 unit but two UTF-8 bytes: "éééé" is 6 characters and 10 bytes.
+    const utf8 = await runJob(job, handlerOf(() => 'éééé'), new AttemptController(), null, io, 9);
+    expect((utf8 as { error: string }).error).toMatch(/serializes to 10 bytes, over the 9-byte limit/);
   });
 
   it('times out a hung handler as a failed attempt and aborts its signal', async () => {
