@@ -9,27 +9,46 @@ import { notifyInTransaction } from '../notify/notify.sql';
 import { cascade } from './cascade.sql';
 import { completeJobs, completeWithDependentsPostgres, type Completion } from './complete.sql';
 import type { SettledJob } from './settled-job';
-import { failAttempts, type FailedAttempt } from './fail.sql';
+import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
+import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
+import { takeBatch } from './take-batch';
 import { ownedBy } from '../lease/lease-guard.sql';
+import { retryDelayMs } from '../scheduler/retry-backoff';
 
 export type FinalizeResult = 'done' | 'retried' | 'failed' | 'lost';
 
 interface Pending {
   completion?: Completion;
   failure?: FailedAttempt;
+  /** The attempt a completion ends (for the backoff if the database refuses its result). */
+  attempt?: number;
   resolve(result: FinalizeResult): void;
 }
 
+interface WriteOutcome {
+  done: SettledJob[];
+  failed: { retried: number[]; failed: SettledJob[] };
+  result: { settled: SettledJob[]; promoted: number };
+}
+
 const MAX_BATCH = 500;
+/** Fresh runs of the one-statement complete after a deadlock (the transactional path retries inside). */
+const CONFLICT_RETRIES = 8;
+/** Of a database error quoted in `last_error`. */
+const MAX_QUOTED_ERROR = 1_000;
 
 /**
  * Writes attempt outcomes in batches: whatever finished while the previous flush was in
  * flight goes out in one transaction (guarded complete, failed attempts, then the cascade),
  * so commits per second, not jobs per second, bound throughput. Each row is still guarded by
- * its own lease, so batching never finalizes a job twice.
+ * its own lease, so batching never finalizes a job twice. A batch is bounded by count and by
+ * the bytes of its results (`maxResultBytes`), so its statement fits what the server accepts.
  *
  * If the database is unreachable the batch is kept and retried with backoff: results are not
- * dropped, and a lease that expires meanwhile makes the guard refuse them instead.
+ * dropped, and a lease that expires meanwhile makes the guard refuse them instead. If the
+ * database refuses the batch for another reason (a trigger, a constraint, a server limit), the
+ * batch is halved until the job at fault is alone: the others are written in the same pass,
+ * and only that job's attempt fails, with the database's message as its `lastError`.
  */
 @Injectable()
 export class FinalizeService {
@@ -39,6 +58,8 @@ export class FinalizeService {
   private writing = 0;
   private flushing: Promise<void> | undefined;
   private outageSince = 0;
+  /** A split of the current batch was logged already (once per batch, not once per half). */
+  private splitLogged = false;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -46,8 +67,9 @@ export class FinalizeService {
     private readonly events: JobQueueEvents,
   ) {}
 
-  complete(id: number, resultJson: string, parentId: number | null): Promise<FinalizeResult> {
-    return this.enqueue({ completion: { id, resultJson, parentId } });
+  /** `attempt` (1-based) sets the backoff should the database refuse the result. */
+  complete(id: number, resultJson: string, parentId: number | null, attempt = 1): Promise<FinalizeResult> {
+    return this.enqueue({ completion: { id, resultJson, parentId }, attempt });
   }
 
   fail(attempt: FailedAttempt): Promise<FinalizeResult> {
@@ -78,7 +100,7 @@ export class FinalizeService {
   private async flushLoop(): Promise<void> {
     try {
       while (this.queue.length) {
-        const batch = this.queue.splice(0, MAX_BATCH);
+        const batch = takeBatch(this.queue, MAX_BATCH, this.options.maxResultBytes, bytesOf);
         this.writing = batch.length;
         await this.flushBatch(batch);
       }
@@ -87,7 +109,7 @@ export class FinalizeService {
     }
   }
 
-  private async completeInOneStatement(owner: string, completions: Completion[]) {
+  private async completeInOneStatement(owner: string, completions: Completion[]): Promise<WriteOutcome> {
     const { rows } = await this.db.run(completeWithDependentsPostgres(owner, completions, this.options.listenNotify));
     const refused = new Set<number>();
     let promoted = 0;
@@ -100,52 +122,123 @@ export class FinalizeService {
     return { done, failed: { retried: [] as number[], failed: [] as SettledJob[] }, result: { settled: done, promoted } };
   }
 
-  private async flushBatch(batch: Pending[]): Promise<void> {
+  /** PostgreSQL, nothing but completions of jobs outside containers: one statement. */
+  private isOneStatement(items: Pending[]): boolean {
+    return this.db.dialect.name === 'postgres' && items.every((p) => p.completion && p.completion.parentId === null);
+  }
+
+  /** One transaction for `items`, all or nothing. */
+  private write(items: Pending[]): Promise<WriteOutcome> {
     const owner = this.options.workerId;
-    const completions = batch.flatMap((p) => (p.completion ? [p.completion] : []));
-    const failures = batch.flatMap((p) => (p.failure ? [p.failure] : []));
-    // PostgreSQL, nothing but completions of jobs outside containers: one statement.
-    const oneStatement = this.db.dialect.name === 'postgres' && !failures.length && completions.every((c) => c.parentId === null);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const outcome = oneStatement
-          ? await this.completeInOneStatement(owner, completions)
-          : await this.db.transaction(async (tx) => {
-              const done = await completeJobs(tx, owner, completions);
-              const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
-              const result = await cascade(tx, [...done, ...failed.failed]);
-              if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-              return { done, failed, result };
-            });
-        if (this.outageSince) {
-          this.logger.log(`database reachable again after ${Date.now() - this.outageSince} ms; finalize resumed`);
-          this.outageSince = 0;
-        }
-        const status = new Map<number, FinalizeResult>();
-        outcome.done.forEach((s) => status.set(s.id, 'done'));
-        outcome.failed.retried.forEach((id) => status.set(id, 'retried'));
-        outcome.failed.failed.forEach((s) => status.set(s.id, 'failed'));
-        // Not pending any more before anyone hears so: a waiter that counts free slots from
-        // `pending` must see the batch gone, or it would wait for the next poll.
-        this.writing = 0;
-        this.events.settled(outcome.result.settled);
-        if (outcome.result.promoted !== 0) this.events.wake();
-        for (const p of batch) p.resolve(status.get((p.completion ?? p.failure)!.id) ?? 'lost');
-        return;
-      } catch (err) {
-        if (oneStatement && isTransientConflict(err) && attempt < 8) continue; // rerun the whole statement
-        if (!isConnectionError(err)) {
-          this.logger.error(`finalize of ${batch.length} job(s) failed; their leases will expire and they will run again`, (err as Error).stack);
-          this.writing = 0;
-          for (const p of batch) p.resolve('lost');
-          return;
-        }
-        if (!this.outageSince) {
-          this.outageSince = Date.now();
-          this.logger.warn(`database unreachable (${(err as Error).message}); holding ${batch.length} result(s) and retrying`);
-        }
-        await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)));
+    const completions = items.flatMap((p) => (p.completion ? [p.completion] : []));
+    const failures = items.flatMap((p) => (p.failure ? [p.failure] : []));
+    if (this.isOneStatement(items)) return this.completeInOneStatement(owner, completions);
+    return this.db.transaction(async (tx) => {
+      const done = await completeJobs(tx, owner, completions);
+      const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
+      const result = await cascade(tx, [...done, ...failed.failed]);
+      if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+      return { done, failed, result };
+    });
+  }
+
+  private async onWriteError(err: unknown, items: Pending[], attempt: number): Promise<WriteErrorAction> {
+    if (isConnectionError(err)) {
+      if (!this.outageSince) {
+        this.outageSince = Date.now();
+        this.logger.warn(`database unreachable (${(err as Error).message}); holding ${items.length} result(s) and retrying`);
       }
+      await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)));
+      return 'retry';
+    }
+    // Lock conflicts keep the path they always had: rerun, then give up to the lease expiry.
+    if (isTransientConflict(err)) return this.isOneStatement(items) && attempt < CONFLICT_RETRIES ? 'retry' : 'give-up';
+    if (items.length > 1 && !this.splitLogged) {
+      this.splitLogged = true;
+      this.logger.warn(`the database refused a finalize of ${items.length} job(s) (${quote(err)}); writing it in halves to find the job at fault`);
+    }
+    return 'split';
+  }
+
+  /** Written: not pending any more, and everyone hears so. */
+  private settle(items: Pending[], outcome: WriteOutcome): void {
+    if (this.outageSince) {
+      this.logger.log(`database reachable again after ${Date.now() - this.outageSince} ms; finalize resumed`);
+      this.outageSince = 0;
+    }
+    const status = new Map<number, FinalizeResult>();
+    outcome.done.forEach((s) => status.set(s.id, 'done'));
+    outcome.failed.retried.forEach((id) => status.set(id, 'retried'));
+    outcome.failed.failed.forEach((s) => status.set(s.id, 'failed'));
+    // Not pending any more before anyone hears so: a waiter that counts free slots from
+    // `pending` must see the batch gone, or it would wait for the next poll.
+    this.writing = Math.max(0, this.writing - items.length);
+    this.events.settled(outcome.result.settled);
+    if (outcome.result.promoted !== 0) this.events.wake();
+    for (const p of items) p.resolve(status.get(idOf(p)) ?? 'lost');
+  }
+
+  private lose(items: Pending[]): void {
+    this.writing = Math.max(0, this.writing - items.length);
+    for (const p of items) p.resolve('lost');
+  }
+
+  private async flushBatch(batch: Pending[]): Promise<void> {
+    const writer = {
+      write: (items: Pending[]) => this.write(items),
+      onError: (err: unknown, items: Pending[], attempt: number) => this.onWriteError(err, items, attempt),
+      onWritten: (items: Pending[], outcome: WriteOutcome) => this.settle(items, outcome),
+    };
+    this.splitLogged = false;
+    const first = await writeIsolatingFailures(batch, writer);
+    for (const { items, error } of first.abandoned) this.abandon(items, error);
+    if (!first.refused.length) return;
+
+    // A job the database refused alone: its attempt fails instead, with the database's message.
+    // A refused failure record is written again without the attempt's own error text (which may
+    // be what the database refused, e.g. a NUL byte on PostgreSQL).
+    const replacements = first.refused.map(({ item, error }): Pending => {
+      const id = idOf(item);
+      if (item.completion) {
+        this.logger.error(`job ${id}: the database refused its result (${quote(error)}); the attempt fails`);
+        return {
+          failure: {
+            id,
+            error: `the database refused the result of this attempt: ${quote(error)}`,
+            retryDelayMs: retryDelayMs(item.attempt ?? 1, this.options.retryBackoff),
+          },
+          resolve: item.resolve,
+        };
+      }
+      this.logger.error(`job ${id}: the database refused the record of its failed attempt (${quote(error)}); recording it without the error text`);
+      return { failure: { ...item.failure!, error: `the database refused this attempt's error text: ${quote(error)}` }, resolve: item.resolve };
+    });
+    const second = await writeIsolatingFailures(replacements, writer);
+    for (const { items, error } of second.abandoned) this.abandon(items, error);
+    for (const { item, error } of second.refused) {
+      this.logger.error(
+        `job ${idOf(item)}: the database refused even recording the failed attempt (${quote(error)}); its lease will expire and the reclaim sweep will take it`,
+      );
+      this.lose([item]);
     }
   }
+
+  private abandon(items: Pending[], err: unknown): void {
+    this.logger.error(`finalize of ${items.length} job(s) failed; their leases will expire and they will run again`, (err as Error).stack);
+    this.lose(items);
+  }
+}
+
+function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
+  return (p.completion ?? p.failure)!.id;
+}
+
+/** What a pending outcome adds to its batch's statement. */
+function bytesOf(p: Pending): number {
+  return p.completion ? Buffer.byteLength(p.completion.resultJson, 'utf8') : Math.min(p.failure!.error.length, MAX_ERROR_LENGTH) * 3;
+}
+
+function quote(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.length > MAX_QUOTED_ERROR ? `${message.slice(0, MAX_QUOTED_ERROR)}…` : message;
 }

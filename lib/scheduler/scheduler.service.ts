@@ -243,7 +243,7 @@ export class SchedulerService {
     bump(this.inFlightByType, job.type, -1);
     this.trigger(); // the slot is free now; the result is written in the background
     if (outcome.kind === 'done') {
-      await this.finalizer.complete(job.id, outcome.resultJson, job.parentId);
+      await this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts);
     } else if (outcome.kind === 'failed') {
       await this.finalizer.fail({
         id: job.id,
