@@ -6,6 +6,8 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { runJobQueueMigrations } from '../migrations/migration-runner';
 import { sqlDialect } from './dialects';
 import { JobQueueDatabase } from './job-queue.database';
+import { DEFAULT_MAX_RESULT_BYTES } from '../options/resolve-options';
+import { fitResultLimit } from './packet-limit';
 import { assertSupportedServer, parseServerVersion, type ServerInfo } from './server-version';
 import { sql } from './sql';
 
@@ -33,6 +35,12 @@ export class JobQueueConnection {
       const db = new JobQueueDatabase(dataSource, sqlDialect(options.dialect), !shared);
       const server = parseServerVersion(options.dialect, await readVersion(db));
       assertSupportedServer(server);
+      if (options.dialect === 'mysql') {
+        // A finalize statement is one packet: results must fit the server's max_allowed_packet.
+        const { rows } = await db.run(sql`SELECT @@max_allowed_packet AS packet`);
+        const isDefault = options.maxResultBytes === DEFAULT_MAX_RESULT_BYTES.mysql;
+        options.maxResultBytes = fitResultLimit(options.maxResultBytes, isDefault, Number(rows[0].packet));
+      }
       if (options.runMigrations) await runJobQueueMigrations(dataSource, options.dialect);
       const step = options.dialect === 'mysql' ? await readAutoIncrementStep(db) : 1;
       return new JobQueueConnection(dataSource, db, server, step, !shared);

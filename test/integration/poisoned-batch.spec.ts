@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { Injectable, Logger } from '@nestjs/common';
-import { JobHandler, type GraphNode, type JobContext } from '../../lib';
+import { JOB_QUEUE_OPTIONS, JobHandler, type GraphNode, type JobContext, type ResolvedJobQueueOptions } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { clearProbes, finalizeCounts, installProbes } from '../support/probe-tables';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
@@ -199,3 +199,25 @@ describeDialects(`poisoned finalize batch: ${ORDINARY} jobs + 1 bad one, concurr
     }
   });
 });
+
+describeDialects(
+  'maxResultBytes against the server packet limit',
+  (db) => {
+    it('refuses at start-up a maxResultBytes the server max_allowed_packet cannot carry', async () => {
+      const boot = startQueueApp(db, { maxResultBytes: 40 * 1024 * 1024, worker: false, externalTypes: ['t'] });
+      await expect(boot).rejects.toThrow(/"maxResultBytes" must be at most \d+ on this server: its max_allowed_packet is \d+ bytes/);
+    });
+
+    it('keeps the default, which fits', async () => {
+      const app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
+      try {
+        const [{ packet }] = await app.rows(`SELECT @@max_allowed_packet AS packet`);
+        const limit = (app.module.get(JOB_QUEUE_OPTIONS) as ResolvedJobQueueOptions).maxResultBytes;
+        expect(limit).toBe(Math.min(4 * 1024 * 1024, Math.floor((Number(packet) - 1024 * 1024) / 2)));
+      } finally {
+        await app.close();
+      }
+    });
+  },
+  ['mysql'],
+);
