@@ -1,14 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import type { SqlExecutor } from '../database/sql-executor';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { notifyInTransaction } from '../notify/notify.sql';
-import { reclaimExpiredLeases } from './reclaim.sql';
+import { writeIsolatingFailures } from '../finalize/isolate-failures';
+import { expiredLeaseIds, reclaimExpiredLeases } from './reclaim.sql';
 import { removeFinishedJobs } from './retention.sql';
-import type { SweepResult } from './sweep-result';
-import { failOverdueJobs } from './timeout.sql';
+import type { SweepResult, SweepScope } from './sweep-result';
+import { failOverdueJobs, overdueJobIds } from './timeout.sql';
+
+type SweepStep = (tx: SqlExecutor, scope: SweepScope) => Promise<SweepResult>;
+type SweepCandidates = (tx: SqlExecutor, scope: SweepScope) => Promise<number[]>;
 
 const BATCH = 200;
 
@@ -29,11 +34,23 @@ export class SweepsService {
   ) {}
 
   reclaim(): Promise<number> {
-    return this.track(this.sweep('reclaim', (tx) => reclaimExpiredLeases(tx, BATCH)));
+    return this.track(
+      this.sweep(
+        'reclaim',
+        (tx, scope) => reclaimExpiredLeases(tx, BATCH, scope),
+        (tx, scope) => expiredLeaseIds(tx, BATCH, scope),
+      ),
+    );
   }
 
   failOverdue(): Promise<number> {
-    return this.track(this.sweep('timeout', (tx) => failOverdueJobs(tx, BATCH, this.options.retryBackoff)));
+    return this.track(
+      this.sweep(
+        'timeout',
+        (tx, scope) => failOverdueJobs(tx, BATCH, this.options.retryBackoff, scope),
+        (tx, scope) => overdueJobIds(tx, BATCH, scope),
+      ),
+    );
   }
 
   /** Resolves when no sweep is running: shutdown waits for this before closing the DataSource. */
@@ -73,21 +90,21 @@ export class SweepsService {
     return total;
   }
 
-  private async sweep(name: string, step: (tx: SqlExecutor) => Promise<SweepResult>): Promise<number> {
+  private async sweep(name: string, step: SweepStep, candidates: SweepCandidates): Promise<number> {
     if (this.busy.has(name)) return 0; // the previous run of this sweep is still going
     this.busy.add(name);
     let total = 0;
+    const skip: number[] = []; // rows the database refused during this run
     try {
       for (;;) {
-        const result = await this.db.transaction(async (tx) => {
-          const r = await step(tx);
-          if ((r.retried.length || r.promoted !== 0) && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-          return r;
-        });
-        const count = result.retried.length + result.settled.length;
+        let count: number;
+        try {
+          count = this.publish(await this.runStep(step, { skip }));
+        } catch (err) {
+          if (isConnectionError(err) || isTransientConflict(err)) throw err;
+          count = await this.isolate(name, step, candidates, skip, err);
+        }
         total += count;
-        this.events.settled(result.settled);
-        if (result.retried.length || result.promoted !== 0) this.events.wake();
         if (count < BATCH) break;
       }
       if (total) this.logger.log(`${name} sweep: ${total} job(s) moved`);
@@ -97,5 +114,44 @@ export class SweepsService {
       this.busy.delete(name);
     }
     return total;
+  }
+
+  private runStep(step: SweepStep, scope: SweepScope): Promise<SweepResult> {
+    return this.db.transaction(async (tx) => {
+      const r = await step(tx, scope);
+      if ((r.retried.length || r.promoted !== 0) && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+      return r;
+    });
+  }
+
+  /** Tells waiters and idle workers what a committed sweep transaction changed; returns the rows it moved. */
+  private publish(result: SweepResult): number {
+    this.events.settled(result.settled);
+    if (result.retried.length || result.promoted !== 0) this.events.wake();
+    return result.retried.length + result.settled.length;
+  }
+
+  /**
+   * The database refused a sweep batch (a trigger, a constraint): halve it until the row at fault
+   * is alone, move the others, and leave that row out of the rest of this run, so one row cannot
+   * stop the sweep for every row after it. Returns the rows handled, the refused ones included.
+   */
+  private async isolate(name: string, step: SweepStep, candidates: SweepCandidates, skip: number[], cause: unknown): Promise<number> {
+    const ids = await candidates(this.db, { skip });
+    if (!ids.length) throw cause;
+    this.logger.warn(`${name} sweep: the database refused a batch of ${ids.length} job(s) (${(cause as Error).message}); writing it in halves to find the job at fault`);
+    let count = 0;
+    const outcome = await writeIsolatingFailures(ids, {
+      write: (only) => this.runStep(step, { skip, only }),
+      onError: (err) => (isConnectionError(err) || isTransientConflict(err) ? 'give-up' : 'split'),
+      onWritten: (_only, result) => (count += this.publish(result)),
+    });
+    for (const { item, error } of outcome.refused) {
+      skip.push(item);
+      count++;
+      this.logger.error(`${name} sweep: the database refused job ${item} (${(error as Error).message}); left as it is until the next run`);
+    }
+    if (outcome.abandoned.length) throw outcome.abandoned[0].error;
+    return count;
   }
 }

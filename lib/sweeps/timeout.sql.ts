@@ -4,7 +4,7 @@ import type { SqlExecutor } from '../database/sql-executor';
 import { cascade } from '../finalize/cascade.sql';
 import { failAttempts } from '../finalize/fail.sql';
 import { retryDelayMs } from '../scheduler/retry-backoff';
-import type { SweepResult } from './sweep-result';
+import { scopeFilter, type SweepResult, type SweepScope } from './sweep-result';
 
 /**
  * Jobs running past `started_at + timeout_ms`, whoever holds them: this catches a worker that
@@ -12,11 +12,15 @@ import type { SweepResult } from './sweep-result';
  * have expired yet, and its own timer cannot fire). The attempt fails; the worker, if it ever
  * wakes, finds its lease gone and its result refused.
  */
-export async function failOverdueJobs(tx: SqlExecutor, batch: number, backoff: Required<RetryBackoffOptions>): Promise<SweepResult> {
+export async function failOverdueJobs(
+  tx: SqlExecutor,
+  batch: number,
+  backoff: Required<RetryBackoffOptions>,
+  scope?: SweepScope,
+): Promise<SweepResult> {
   const d = tx.dialect;
-  const overdue = sql`state IN ('leased', 'running') AND state = 'running' AND timeout_ms IS NOT NULL
-    AND ${d.addMs(sql`started_at`, sql`timeout_ms`)} < ${d.now()}`;
-  const { rows } = await tx.run(sql`SELECT id, lease_owner, attempts, timeout_ms FROM jobs WHERE ${overdue}
+  const overdue = overdueJobs(tx);
+  const { rows } = await tx.run(sql`SELECT id, lease_owner, attempts, timeout_ms FROM jobs WHERE ${overdue}${scopeFilter(scope)}
     ORDER BY id LIMIT ${batch}${d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`}`);
   const retried: number[] = [];
   const failed = [];
@@ -37,4 +41,15 @@ export async function failOverdueJobs(tx: SqlExecutor, batch: number, backoff: R
   }
   const result = await cascade(tx, failed);
   return { retried, settled: result.settled, promoted: result.promoted };
+}
+
+/** The rows a timeout run would take next, read without locks (to isolate one the database refuses). */
+export async function overdueJobIds(tx: SqlExecutor, batch: number, scope: SweepScope): Promise<number[]> {
+  const { rows } = await tx.run(sql`SELECT id FROM jobs WHERE ${overdueJobs(tx)}${scopeFilter(scope)} ORDER BY id LIMIT ${batch}`);
+  return rows.map((r) => Number(r.id));
+}
+
+function overdueJobs(tx: SqlExecutor) {
+  return sql`state IN ('leased', 'running') AND state = 'running' AND timeout_ms IS NOT NULL
+    AND ${tx.dialect.addMs(sql`started_at`, sql`timeout_ms`)} < ${tx.dialect.now()}`;
 }
