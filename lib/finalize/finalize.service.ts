@@ -32,6 +32,7 @@ interface WriteOutcome {
 }
 
 const MAX_BATCH = 500;
+const MIN_BATCH_BYTES = 1024 * 1024;
 /** Fresh runs of the one-statement complete after a deadlock (the transactional path retries inside). */
 const CONFLICT_RETRIES = 8;
 /** Of a database error quoted in `last_error`. */
@@ -67,6 +68,15 @@ export class FinalizeService {
     private readonly events: JobQueueEvents,
   ) {}
 
+  /**
+   * Result bytes per batch. On MySQL exactly `maxResultBytes`, which start-up checked against the
+   * server's packet limit; elsewhere at least 1 MiB, so a small limit does not shrink batches.
+   */
+  private get batchBytes(): number {
+    const limit = this.options.maxResultBytes;
+    return this.db.dialect.name === 'mysql' ? limit : Math.max(limit, MIN_BATCH_BYTES);
+  }
+
   /** `attempt` (1-based) sets the backoff should the database refuse the result. */
   complete(id: number, resultJson: string, parentId: number | null, attempt = 1): Promise<FinalizeResult> {
     return this.enqueue({ completion: { id, resultJson, parentId }, attempt });
@@ -100,7 +110,7 @@ export class FinalizeService {
   private async flushLoop(): Promise<void> {
     try {
       while (this.queue.length) {
-        const batch = takeBatch(this.queue, MAX_BATCH, this.options.maxResultBytes, bytesOf);
+        const batch = takeBatch(this.queue, MAX_BATCH, this.batchBytes, bytesOf);
         this.writing = batch.length;
         await this.flushBatch(batch);
       }
@@ -235,7 +245,7 @@ function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
 
 /** What a pending outcome adds to its batch's statement. */
 function bytesOf(p: Pending): number {
-  return p.completion ? Buffer.byteLength(p.completion.resultJson, 'utf8') : Math.min(p.failure!.error.length, MAX_ERROR_LENGTH) * 3;
+  return Buffer.byteLength(p.completion ? p.completion.resultJson : p.failure!.error.slice(0, MAX_ERROR_LENGTH), 'utf8');
 }
 
 function quote(err: unknown): string {
