@@ -45,6 +45,13 @@ class PoisonHandlers {
     throw new Error('poison-error: an error text the test trigger refuses');
   }
 
+  @JobHandler('nul-error')
+  async nulError(_args: unknown, ctx: JobContext): Promise<never> {
+    runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
+    await new Promise((r) => setTimeout(r, JOB_MS));
+    throw new Error('a NUL byte \u0000 in the error text'); // PostgreSQL text cannot hold it
+  }
+
   @JobHandler('plain-fail')
   async plainFail(_args: unknown, ctx: JobContext): Promise<never> {
     runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
@@ -171,6 +178,7 @@ describeDialects(`poisoned finalize batch: ${ORDINARY} jobs + 1 bad one, concurr
         { ref: 'after-poison', type: 'work', args: { n: -3 }, dependsOn: ['poison'] },
         { ref: 'bad-error', type: 'bad-error', priority: 10, maxAttempts: 1 },
         { ref: 'plain-fail', type: 'plain-fail', priority: 10, maxAttempts: 1 },
+        { ref: 'nul-error', type: 'nul-error', priority: 10, maxAttempts: 1 },
       ]);
       // The refused result: the attempt failed with the trigger's message, was retried (attempts
       // left), refused again, and failed; its dependent was cancelled.
@@ -183,6 +191,11 @@ describeDialects(`poisoned finalize batch: ${ORDINARY} jobs + 1 bad one, concurr
       const badError = await app.queue.get(ids['bad-error']);
       expect(badError).toMatchObject({ state: 'failed', attempts: 1 });
       expect(badError!.lastError).toMatch(/^the database refused this attempt's error text: .*refused by the test trigger/);
+      // PostgreSQL refuses a NUL byte in text: recorded with the database's message instead.
+      const nul = await app.queue.get(ids['nul-error']);
+      expect(nul).toMatchObject({ state: 'failed', attempts: 1 });
+      if (db.dialect === 'postgres') expect(nul!.lastError).toMatch(/^the database refused this attempt's error text: .*0x00/);
+      else expect(nul!.lastError).toContain('a NUL byte');
       // An ordinary failure in the same batches is recorded as it was.
       expect((await app.queue.get(ids['plain-fail']))!.lastError).toContain('an ordinary failure');
       // The refused rows shared a batch with others: it was split, not written alone.
@@ -191,7 +204,7 @@ describeDialects(`poisoned finalize batch: ${ORDINARY} jobs + 1 bad one, concurr
       const largest = Math.max(...splits.map((w) => Number(/of (\d+) job/.exec(w)![1])));
       expect(largest).toBeGreaterThan(1);
       process.stdout.write(
-        `[${db.dialect}] poisoned batch (trigger): ${ORDINARY + 5} jobs in ${elapsed} ms, ${[...runs.values()].reduce((a, b) => a + b, 0)} handler runs, ` +
+        `[${db.dialect}] poisoned batch (trigger): ${ORDINARY + 6} jobs in ${elapsed} ms, ${[...runs.values()].reduce((a, b) => a + b, 0)} handler runs, ` +
           `${splits.length} batch(es) split, largest ${largest}\n`,
       );
     } finally {
