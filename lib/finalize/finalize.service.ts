@@ -11,6 +11,7 @@ import { completeJobs, completeWithDependentsPostgres, type Completion } from '.
 import type { SettledJob } from './settled-job';
 import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
+import { failureForRefused, quoteDbError } from './refusal';
 import { takeBatch } from './take-batch';
 import { ownedBy } from '../lease/lease-guard.sql';
 import { retryDelayMs } from '../scheduler/retry-backoff';
@@ -35,8 +36,6 @@ const MAX_BATCH = 500;
 const MIN_BATCH_BYTES = 1024 * 1024;
 /** Fresh runs of the one-statement complete after a deadlock (the transactional path retries inside). */
 const CONFLICT_RETRIES = 8;
-/** Of a database error quoted in `last_error`. */
-const MAX_QUOTED_ERROR = 1_000;
 
 /**
  * Writes attempt outcomes in batches: whatever finished while the previous flush was in
@@ -165,7 +164,7 @@ export class FinalizeService {
     if (isTransientConflict(err)) return this.isOneStatement(items) && attempt < CONFLICT_RETRIES ? 'retry' : 'give-up';
     if (items.length > 1 && !this.splitLogged) {
       this.splitLogged = true;
-      this.logger.warn(`the database refused a finalize of ${items.length} job(s) (${quote(err)}); writing it in halves to find the job at fault`);
+      this.logger.warn(`the database refused a finalize of ${items.length} job(s) (${quoteDbError(err)}); writing it in halves to find the job at fault`);
     }
     return 'split';
   }
@@ -204,30 +203,18 @@ export class FinalizeService {
     for (const { items, error } of first.abandoned) this.abandon(items, error);
     if (!first.refused.length) return;
 
-    // A job the database refused alone: its attempt fails instead, with the database's message.
-    // A refused failure record is written again without the attempt's own error text (which may
-    // be what the database refused, e.g. a NUL byte on PostgreSQL).
+    // A job the database refused alone: a failed attempt is written instead (see failureForRefused).
     const replacements = first.refused.map(({ item, error }): Pending => {
-      const id = idOf(item);
-      if (item.completion) {
-        this.logger.error(`job ${id}: the database refused its result (${quote(error)}); the attempt fails`);
-        return {
-          failure: {
-            id,
-            error: `the database refused the result of this attempt: ${quote(error)}`,
-            retryDelayMs: retryDelayMs(item.attempt ?? 1, this.options.retryBackoff),
-          },
-          resolve: item.resolve,
-        };
-      }
-      this.logger.error(`job ${id}: the database refused the record of its failed attempt (${quote(error)}); recording it without the error text`);
-      return { failure: { ...item.failure!, error: `the database refused this attempt's error text: ${quote(error)}` }, resolve: item.resolve };
+      const what = item.completion ? 'its result; the attempt fails' : 'the record of its failed attempt; recording it without the error text';
+      this.logger.error(`job ${idOf(item)}: the database refused ${what} (${quoteDbError(error)})`);
+      const delay = retryDelayMs(item.attempt ?? 1, this.options.retryBackoff);
+      return { failure: failureForRefused(item, error, delay), resolve: item.resolve };
     });
     const second = await writeIsolatingFailures(replacements, writer);
     for (const { items, error } of second.abandoned) this.abandon(items, error);
     for (const { item, error } of second.refused) {
       this.logger.error(
-        `job ${idOf(item)}: the database refused even recording the failed attempt (${quote(error)}); its lease will expire and the reclaim sweep will take it`,
+        `job ${idOf(item)}: the database refused even recording the failed attempt (${quoteDbError(error)}); its lease will expire and the reclaim sweep will take it`,
       );
       this.lose([item]);
     }
@@ -248,7 +235,3 @@ function bytesOf(p: Pending): number {
   return Buffer.byteLength(p.completion ? p.completion.resultJson : p.failure!.error.slice(0, MAX_ERROR_LENGTH), 'utf8');
 }
 
-function quote(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.length > MAX_QUOTED_ERROR ? `${message.slice(0, MAX_QUOTED_ERROR)}…` : message;
-}
