@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dialect, GraphNode } from 'nestjs-sql-job-queue';
+import { ChildWorker } from '../lib/child-worker';
 import { checkRun, FailureLog } from '../lib/correctness';
 import { withDatabase } from '../lib/databases';
 import { ExecutionLog, wallNow } from '../lib/execution-log';
@@ -145,7 +146,7 @@ export const graphsLarge: Scenario = {
       settings: [
         'one enqueueGraph call per graph from an enqueue-only app; an idle in-process worker app (concurrency 10, poll 1000 ms, NOTIFY on PostgreSQL), other options default',
         'RSS of the bench process (enqueuer + worker): "input" after building the node array, "peak" sampled every 10 ms while enqueueGraph runs',
-        'claim latency: a second app, with its own connections, claims one ready job of another type every 20 ms during the fan-out run (SQLite: until the write lock is free); time from the call to holding the job',
+        'claim latency: another worker process claims one ready job of another type every 20 ms during the fan-out run (SQLite: until the write lock is free); time from the call to holding the job',
         'correctness: every job executed, every row done',
       ],
       tables: [table(ctx, series, shapes)],
@@ -169,7 +170,6 @@ async function measure(dialect: Dialect, shape: Shape): Promise<Measured> {
       const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 10);
       await sleep(300); // idle
       const t0 = wallNow();
-      prober?.begin();
       let out: Record<string, number>;
       try {
         out = await enq.queue.enqueueGraph(nodes);
@@ -178,6 +178,7 @@ async function measure(dialect: Dialect, shape: Shape): Promise<Measured> {
         rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
       }
       const enqueueMs = wallNow() - t0;
+      prober?.begin(); // from the end of the enqueue: the root runs and its finalize promotes the rest
       const mb = (b: number) => b / 1024 / 1024;
       if (shape.enqueueOnly) {
         const n = await rows.open(idRange(Object.values(out)));
@@ -212,45 +213,28 @@ async function measure(dialect: Dialect, shape: Shape): Promise<Measured> {
   });
 }
 
-/** Another worker claiming jobs of its own type in a loop, timing each claim. */
+/** Another worker, in a process of its own, claiming jobs of its own type in a loop (bench/workers/claim-probe-worker.ts). */
 class ClaimProbe {
-  private running = false;
-  private loop: Promise<void> | undefined;
-  readonly samples: number[] = [];
-
-  private constructor(private readonly app: OurApp) {}
+  private constructor(private readonly child: ChildWorker) {}
 
   static async start(dialect: Dialect, url: string, enq: OurApp): Promise<ClaimProbe> {
-    await enq.queue.enqueueGraph(Array.from({ length: 2_000 }, (_, i) => ({ ref: `probe${i}`, type: 'probe', args: {} })));
-    return new ClaimProbe(await bootOurs({ dialect, url, worker: false, externalTypes: ['probe'] }, false));
+    await enq.queue.enqueueGraph(Array.from({ length: 5_000 }, (_, i) => ({ ref: `probe${i}`, type: 'probe', args: {} })));
+    const { worker } = await ChildWorker.start('claim-probe-worker', { dialect, url, everyMs: 20 });
+    return new ClaimProbe(worker);
   }
 
   begin(): void {
-    this.running = true;
-    this.loop = (async () => {
-      while (this.running) {
-        const t0 = performance.now();
-        for (;;) {
-          const got = await this.app.claims.claim({ owner: 'probe', types: ['probe'], quotas: [{ limit: 1 }], leaseTtlMs: 600_000, start: true });
-          if (got.length || !this.running) break;
-          await sleep(1); // SQLite: the write lock was taken; try again
-        }
-        this.samples.push(performance.now() - t0);
-        await sleep(20);
-      }
-    })();
+    this.child.send({ type: 'begin' });
   }
 
   async finish(): Promise<number[]> {
-    this.running = false;
-    await this.loop;
-    return this.samples;
+    const reply = this.child.next('samples', 120_000);
+    this.child.send({ type: 'finish' });
+    return (await reply).samples as number[];
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    await this.loop?.catch(() => undefined);
-    await this.app.close();
+    await this.child.stop();
   }
 }
 
