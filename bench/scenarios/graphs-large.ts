@@ -107,7 +107,14 @@ interface Measured {
 export const graphsLarge: Scenario = {
   name: 'graphs-large',
   async run(ctx: BenchContext): Promise<ScenarioReport> {
-    const shapes = shapesFor(ctx.config.quick);
+    // GRAPHS_LARGE_SHAPES=fanout,fanin,chain,chain10k,million and GRAPHS_LARGE_DIALECTS=mysql,… narrow a run.
+    const only = (name: string) => process.env[name]?.split(',').filter(Boolean);
+    const wantShapes = only('GRAPHS_LARGE_SHAPES');
+    const wantDialects = only('GRAPHS_LARGE_DIALECTS');
+    const shapes = shapesFor(ctx.config.quick)
+      .filter((s) => !wantShapes || wantShapes.includes(s.key))
+      .map((s) => ({ ...s, dialects: s.dialects.filter((d) => !wantDialects || wantDialects.includes(d)) }))
+      .filter((s) => s.dialects.length);
     const failures = new FailureLog();
     const series = new RunSeries();
     for (let run = 1; run <= ctx.config.runs; run++) {
