@@ -13,6 +13,7 @@ import { renderText, type ScenarioReport } from './lib/report';
 import { writeResults } from './lib/results-file';
 import type { Scenario } from './lib/scenario';
 import { graphs } from './scenarios/graphs';
+import { graphsLarge } from './scenarios/graphs-large';
 import { memory } from './scenarios/memory';
 import { mysqlScenario } from './scenarios/mysql';
 import { pgLatency } from './scenarios/pg-latency';
@@ -20,7 +21,7 @@ import { pgThroughput } from './scenarios/pg-throughput';
 import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 
-const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, memory];
+const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory];
 
 async function main(): Promise<number> {
   let config;

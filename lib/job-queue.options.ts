@@ -89,6 +89,14 @@ export interface JobQueueModuleOptions {
    * doubles it), 16 MiB on PostgreSQL and SQLite.
    */
   maxResultBytes?: number;
+  /**
+   * Most nodes one `enqueueGraph` call takes; a bigger graph is rejected with a
+   * `GraphTooLargeError` before anything is written. Default 1,000,000 (about 1 GB of RSS
+   * while it is written).
+   */
+  maxGraphNodes?: number;
+  /** Most `dependsOn` entries, summed over the nodes, of one `enqueueGraph` call. Default 5,000,000. */
+  maxGraphDependencies?: number;
   /** Types handled by other processes, accepted by `enqueue` although no local handler exists. */
   externalTypes?: string[];
   /** Reject enqueue of types with no local handler and not in `externalTypes`. Default true. */
@@ -129,6 +137,8 @@ export interface ResolvedJobQueueOptions {
   listenNotify: boolean;
   maxArgsBytes: number;
   maxResultBytes: number;
+  maxGraphNodes: number;
+  maxGraphDependencies: number;
   externalTypes: string[];
   strictTypes: boolean;
   poolSize: number;

@@ -3,6 +3,7 @@ import { JobQueueDatabase } from './database/job-queue.database';
 import { jobColumns, toJobRecord, toJobView } from './database/job-row';
 import { sql } from './database/sql';
 import type { SqlExecutor } from './database/sql-executor';
+import { assertGraphSize } from './graph/graph-size';
 import { insertGraph, withKeyRaceRetry, type PreparedGraph } from './enqueue/graph-enqueuer';
 import { insertOneJobPostgres } from './enqueue/job-insert.sql';
 import { normalizeJob, type NormalizeContext } from './enqueue/normalize-job';
@@ -169,6 +170,7 @@ export class JobQueueService {
   }
 
   private prepare(nodes: readonly GraphNode[], storeRefs: boolean): PreparedGraph {
+    assertGraphSize(nodes, this.options);
     const planned = validateGraph(nodes);
     const ctx: NormalizeContext = {
       maxArgsBytes: this.options.maxArgsBytes,

@@ -14,6 +14,11 @@ export class Sql {
   render(dialect: Dialect): { text: string; params: unknown[] } {
     const params: unknown[] = [];
     const text = this.build(dialect, params);
+    // A statement over the limit fails in the driver with a message that names no statement
+    // (SQLite: "too many SQL variables"); every caller chunks its lists well below it.
+    if (params.length > MAX_BOUND_PARAMETERS[dialect]) {
+      throw new Error(`statement binds ${params.length} parameters, over ${dialect}'s limit of ${MAX_BOUND_PARAMETERS[dialect]}: ${text.slice(0, 120)}…`);
+    }
     return { text, params };
   }
 
@@ -48,6 +53,23 @@ function renderValue(value: unknown, dialect: Dialect, params: unknown[]): strin
   }
   params.push(value);
   return dialect === 'postgres' ? `$${params.length}` : '?';
+}
+
+/** Bound parameters one statement may carry: SQLite's SQLITE_MAX_VARIABLE_NUMBER, the wire protocols' 16-bit count. */
+export const MAX_BOUND_PARAMETERS: Readonly<Record<Dialect, number>> = { sqlite: 32_766, postgres: 65_535, mysql: 65_535 };
+
+/**
+ * Items per `sql.list` in one statement. Far below every limit, so a statement may bind a list
+ * twice plus its other values; large enough that 100,000 ids are 100 statements.
+ */
+export const LIST_CHUNK = 1_000;
+
+/** Splits `items` into slices of at most `size` (for `IN (…)` lists that must stay bounded). */
+export function chunked<T>(items: readonly T[], size = LIST_CHUNK): T[][] {
+  if (!(size >= 1)) throw new Error(`chunk size must be at least 1, got ${size}`);
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }
 
 export function sql(strings: TemplateStringsArray, ...values: unknown[]): Sql {

@@ -108,3 +108,24 @@ export class ExistingParentError extends GraphValidationError {
     );
   }
 }
+
+/**
+ * A graph over the configured size: rejected before anything is read or written, because every
+ * node and edge is held in memory (about 1 KB per node while enqueueing) and written in one
+ * transaction.
+ */
+export class GraphTooLargeError extends GraphValidationError {
+  readonly code = 'GRAPH_TOO_LARGE';
+  constructor(
+    readonly what: 'nodes' | 'dependencies',
+    readonly count: number,
+    readonly limit: number,
+    readonly option: 'maxGraphNodes' | 'maxGraphDependencies',
+  ) {
+    super(
+      `Graph: ${count.toLocaleString('en')} ${what} is over the limit of ${limit.toLocaleString('en')} per enqueue ` +
+        `(option ${option}). Raise ${option} in JobQueueModule.forRoot() if the process has the memory for it, ` +
+        `or enqueue the graph in parts, later parts depending on earlier ones by job id.`,
+    );
+  }
+}

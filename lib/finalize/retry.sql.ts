@@ -1,4 +1,4 @@
-import { sql } from '../database/sql';
+import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { cascade } from './cascade.sql';
 import { toSettled, type CascadeResult } from './settled-job';
@@ -42,63 +42,89 @@ export async function retryJob(tx: SqlExecutor, id: number): Promise<RetryOutcom
     frontier = [...reopen];
   }
   while (frontier.length) {
-    const list = sql.list(frontier);
-    const { rows } = await tx.run(sql`
-      SELECT j.id FROM job_deps dep JOIN jobs j ON j.id = dep.job_id
-        WHERE dep.depends_on_id IN (${list}) AND j.state = 'cancelled'
-      UNION
-      SELECT p.id FROM jobs c JOIN jobs p ON p.id = c.parent_id
-        WHERE c.id IN (${list}) AND p.state IN (${sql.raw(TERMINAL_BAD)})`);
-    frontier = rows.map((r) => Number(r.id)).filter((x) => !reopen.has(x));
-    frontier.forEach((x) => reopen.add(x));
+    const found: number[] = [];
+    for (const chunk of chunked(frontier)) {
+      const list = sql.list(chunk);
+      const { rows } = await tx.run(sql`
+        SELECT j.id FROM job_deps dep JOIN jobs j ON j.id = dep.job_id
+          WHERE dep.depends_on_id IN (${list}) AND j.state = 'cancelled'
+        UNION
+        SELECT p.id FROM jobs c JOIN jobs p ON p.id = c.parent_id
+          WHERE c.id IN (${list}) AND p.state IN (${sql.raw(TERMINAL_BAD)})`);
+      for (const r of rows) {
+        const x = Number(r.id);
+        if (!reopen.has(x)) {
+          reopen.add(x);
+          found.push(x);
+        }
+      }
+    }
+    frontier = found;
   }
   const ids = [...reopen].sort((a, b) => a - b);
 
-  // 2. Lock them, and the open containers whose child counts change, in id order.
-  const { rows: parentRows } = await tx.run(sql`SELECT DISTINCT parent_id FROM jobs WHERE id IN (${sql.list(ids)}) AND parent_id IS NOT NULL`);
+  // 2. Lock them, and the open containers whose child counts change, in id order. Every list
+  // below is sent in bounded slices: a retry may reopen any number of jobs.
+  const parentRows = await inChunks(tx, ids, (list) => sql`SELECT DISTINCT parent_id FROM jobs WHERE id IN (${list}) AND parent_id IS NOT NULL`);
   const containers = [...new Set([...parentRows.map((r) => Number(r.parent_id)), ...ids])].sort((a, b) => a - b);
-  await tx.run(sql`SELECT id FROM jobs WHERE id IN (${sql.list(containers)}) ORDER BY id${lock}`);
+  await inChunks(tx, containers, (list) => sql`SELECT id FROM jobs WHERE id IN (${list}) ORDER BY id${lock}`);
 
   // 3. Reset, then recount from the graph.
   const now = d.now();
-  await tx.run(sql`UPDATE jobs SET state = 'waiting', attempts = 0, result = NULL, last_error = NULL, progress = 0,
+  await inChunks(tx, ids, (list) => sql`UPDATE jobs SET state = 'waiting', attempts = 0, result = NULL, last_error = NULL, progress = 0,
       current_stage = NULL, started_at = NULL, finished_at = NULL, lease_owner = NULL, lease_expires = NULL,
       pending_deps = 0, run_after = ${now}, updated_at = ${now}
-    WHERE id IN (${sql.list(ids)})`);
-  const { rows: open } = await tx.run(sql`SELECT dep.job_id, COUNT(*) AS n,
+    WHERE id IN (${list})`);
+  const open = await inChunks(tx, ids, (list) => sql`SELECT dep.job_id, COUNT(*) AS n,
       SUM(CASE WHEN u.state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
     FROM job_deps dep JOIN jobs u ON u.id = dep.depends_on_id
-    WHERE dep.job_id IN (${sql.list(ids)}) AND u.state <> 'done' GROUP BY dep.job_id`);
+    WHERE dep.job_id IN (${list}) AND u.state <> 'done' GROUP BY dep.job_id`);
   await setCounts(tx, open, 'job_id', 'pending_deps', 'n');
-  const { rows: children } = await tx.run(sql`SELECT parent_id,
+  const children = await inChunks(tx, containers, (list) => sql`SELECT parent_id,
       SUM(CASE WHEN state IN ('done', ${sql.raw(TERMINAL_BAD)}) THEN 0 ELSE 1 END) AS open,
       SUM(CASE WHEN state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
-    FROM jobs WHERE parent_id IN (${sql.list(containers)}) GROUP BY parent_id`);
+    FROM jobs WHERE parent_id IN (${list}) GROUP BY parent_id`);
   await setCounts(tx, children, 'parent_id', 'pending_children', 'open');
   await setCounts(tx, children, 'parent_id', 'failed_children', 'bad');
 
   // 4. Ready what can run; cancel again what still depends on a failed job.
   const blocked = open.filter((r) => Number(r.bad) > 0).map((r) => Number(r.job_id));
-  const { affected: promoted } = await tx.run(sql`UPDATE jobs SET state = 'ready', updated_at = ${now}
-    WHERE id IN (${sql.list(ids)}) AND state = 'waiting' AND is_container = 0 AND pending_deps = 0`);
+  let promoted = 0;
+  for (const chunk of chunked(ids)) {
+    const { affected } = await tx.run(sql`UPDATE jobs SET state = 'ready', updated_at = ${now}
+      WHERE id IN (${sql.list(chunk)}) AND state = 'waiting' AND is_container = 0 AND pending_deps = 0`);
+    promoted += affected;
+  }
   let result: CascadeResult = { settled: [], promoted };
   if (blocked.length) {
-    const { rows } = await tx.run(sql`SELECT id, parent_id FROM jobs WHERE id IN (${sql.list(blocked)})`);
-    await tx.run(sql`UPDATE jobs SET state = 'cancelled', last_error = 'cancelled: still depends on a failed or cancelled job',
-      finished_at = ${now} WHERE id IN (${sql.list(blocked)})`);
+    const rows = await inChunks(tx, blocked, (list) => sql`SELECT id, parent_id FROM jobs WHERE id IN (${list})`);
+    await inChunks(tx, blocked, (list) => sql`UPDATE jobs SET state = 'cancelled', last_error = 'cancelled: still depends on a failed or cancelled job',
+      finished_at = ${now} WHERE id IN (${list})`);
     const again = await cascade(tx, rows.map((r) => toSettled(r, 'cancelled')));
     result = { settled: again.settled, promoted: again.promoted < 0 ? -1 : promoted + again.promoted };
   }
   return { found: true, previousState, reopened: ids, ...result };
 }
 
+/** Runs `statement` once per bounded slice of `ids` (in order) and returns all rows. */
+async function inChunks(tx: SqlExecutor, ids: readonly number[], statement: (list: ReturnType<typeof sql.list>) => Sql): Promise<Row[]> {
+  const out: Row[] = [];
+  for (const chunk of chunked(ids)) {
+    const { rows } = await tx.run(statement(sql.list(chunk)));
+    for (const r of rows) out.push(r);
+  }
+  return out;
+}
+
 async function setCounts(tx: SqlExecutor, rows: Row[], idColumn: string, column: string, countColumn: string): Promise<void> {
   const byCount = new Map<number, number[]>();
   for (const r of rows) {
     const n = Number(r[countColumn]);
-    byCount.set(n, [...(byCount.get(n) ?? []), Number(r[idColumn])]);
+    const ids = byCount.get(n);
+    if (ids) ids.push(Number(r[idColumn]));
+    else byCount.set(n, [Number(r[idColumn])]);
   }
   for (const [n, ids] of byCount) {
-    await tx.run(sql`UPDATE jobs SET ${sql.raw(column)} = ${n} WHERE id IN (${sql.list(ids)})`);
+    await inChunks(tx, ids.sort((a, b) => a - b), (list) => sql`UPDATE jobs SET ${sql.raw(column)} = ${n} WHERE id IN (${list})`);
   }
 }

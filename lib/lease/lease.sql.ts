@@ -1,4 +1,4 @@
-import { sql } from '../database/sql';
+import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { ownedBy } from './lease-guard.sql';
 
@@ -21,7 +21,19 @@ export async function renewLeases(db: SqlExecutor, owner: string, leaseTtlMs: nu
     const { rows } = await db.run(sql`UPDATE jobs SET ${set} WHERE ${mine} RETURNING id`);
     return new Set(rows.map((r) => Number(r.id)));
   }
-  await db.run(sql`UPDATE jobs SET ${set} WHERE ${mine} ORDER BY id`);
+  // MySQL/MariaDB: find the rows with a plain (non-locking) read, then lock only those, by
+  // primary key. Searching `state IN ('leased', 'running')` in a locking UPDATE walks the
+  // in-flight index (state, lease_expires) and, at the server's default REPEATABLE READ (this
+  // runs in autocommit, outside our READ COMMITTED transactions), takes next-key locks on it:
+  // the gap between 'leased' and 'running' is where 'ready' entries go, so a finalize promoting
+  // dependents to 'ready' waited for the renewal while the renewal waited for the finalize's
+  // lock on the job it had just completed: a deadlock on every big promotion. A primary-key
+  // lookup locks the records alone, no gaps.
+  const { rows: held } = await db.run(sql`SELECT id FROM jobs WHERE ${mine} ORDER BY id`);
+  for (const chunk of chunked(held.map((r) => Number(r.id)))) {
+    await db.run(sql`UPDATE jobs SET ${set} WHERE id IN (${sql.list(chunk)}) AND ${mine} ORDER BY id`);
+  }
+  if (!held.length) return new Set();
   const { rows } = await db.run(sql`SELECT id FROM jobs WHERE ${mine}`);
   return new Set(rows.map((r) => Number(r.id)));
 }
@@ -33,10 +45,14 @@ export async function renewLeases(db: SqlExecutor, owner: string, leaseTtlMs: nu
 export async function handBackLeases(db: SqlExecutor, owner: string, ids: number[]): Promise<number> {
   if (!ids.length) return 0;
   const now = db.dialect.now();
-  const { affected } = await db.run(sql`UPDATE jobs SET state = 'ready', lease_owner = NULL, lease_expires = NULL,
-      attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = NULL, run_after = ${now}, updated_at = ${now}
-    WHERE id IN (${sql.list([...ids].sort((a, b) => a - b))}) AND lease_owner = ${owner} AND state IN ('leased', 'running')`);
-  return affected;
+  let handed = 0;
+  for (const chunk of chunked([...ids].sort((a, b) => a - b))) {
+    const { affected } = await db.run(sql`UPDATE jobs SET state = 'ready', lease_owner = NULL, lease_expires = NULL,
+        attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = NULL, run_after = ${now}, updated_at = ${now}
+      WHERE id IN (${sql.list(chunk)}) AND lease_owner = ${owner} AND state IN ('leased', 'running')`);
+    handed += affected;
+  }
+  return handed;
 }
 
 /** Persists `ctx.progress()`; false when the lease is gone. */

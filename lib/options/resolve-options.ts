@@ -12,7 +12,8 @@ const KNOWN_OPTIONS = new Set<string>([
   'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'prefetch', 'limits',
   'groupWeights', 'pollIntervalMs', 'leaseTtlMs', 'heartbeatIntervalMs', 'reclaimIntervalMs',
   'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
-  'listenNotify', 'maxArgsBytes', 'maxResultBytes', 'externalTypes', 'strictTypes', 'poolSize', 'sqliteBusyTimeoutMs',
+  'listenNotify', 'maxArgsBytes', 'maxResultBytes', 'maxGraphNodes', 'maxGraphDependencies', 'externalTypes', 'strictTypes',
+  'poolSize', 'sqliteBusyTimeoutMs',
   'workerId', 'retention', 'logging',
 ]);
 
@@ -139,6 +140,8 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     listenNotify: bool(raw, 'listenNotify', true),
     maxArgsBytes: int(raw, 'maxArgsBytes', 1024 * 1024, 1, 1024 * 1024 * 1024),
     maxResultBytes: int(raw, 'maxResultBytes', DEFAULT_MAX_RESULT_BYTES[dialect as Dialect], 1, MAX_RESULT_BYTES_CEILING),
+    maxGraphNodes: int(raw, 'maxGraphNodes', 1_000_000, 1, 100_000_000),
+    maxGraphDependencies: int(raw, 'maxGraphDependencies', 5_000_000, 0, 500_000_000),
     externalTypes: stringArray(raw.externalTypes, 'externalTypes'),
     strictTypes: bool(raw, 'strictTypes', true),
     poolSize: int(raw, 'poolSize', 10, 1, 1_000),
