@@ -77,6 +77,7 @@ export class JobWaiters {
   private polling = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private listening = false;
+  private closing = false;
   private closed = false;
   private pollFailing = false;
   private readonly counts = { polls: 0, pollQueries: 0, lookupQueries: 0, fetchQueries: 0, notifications: 0, resolved: 0 };
@@ -126,13 +127,18 @@ export class JobWaiters {
    * pending watch fails with `WaitForShutdownError`. Called before the DataSource closes.
    */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.events.off('settled', this.onSettled);
+    if (this.closing) return;
+    this.closing = true; // no new watches, no more polls
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     if (this.listening) await this.listener.stop();
-    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+    // Jobs settled in the shutdown drain are still read and resolved; then nothing runs.
+    while (this.flushQueued || this.inFlight.size) {
+      await Promise.allSettled([...this.inFlight]);
+      if (this.flushQueued) await new Promise((r) => setImmediate(r));
+    }
+    this.closed = true;
+    this.events.off('settled', this.onSettled);
     for (const entry of this.registry.clear()) {
       clearTimeout(entry.timer);
       entry.failed(new WaitForShutdownError(entry.id, this.states.get(entry.id) ?? null));
@@ -141,7 +147,7 @@ export class JobWaiters {
   }
 
   private add(id: number, handlers: JobWatchHandlers): Entry | undefined {
-    if (this.closed) {
+    if (this.closing) {
       handlers.failed(new WaitForShutdownError(id, null));
       return undefined;
     }
@@ -245,12 +251,12 @@ export class JobWaiters {
 
   /** One poll round: the states of all pending ids, a statement per chunk; settled ones are read and resolved. */
   private async poll(): Promise<void> {
-    if (this.polling || this.closed || !this.registry.idCount) return;
+    if (this.polling || this.closing || !this.registry.idCount) return;
     this.polling = true;
     this.counts.polls++;
     try {
       for (const ids of chunkIds(this.registry.ids(), this.chunk)) {
-        if (this.closed) return;
+        if (this.closing) return;
         this.counts.pollQueries++;
         const settled = await this.readStates(ids);
         for (const id of settled) this.toFetch.add(id);
