@@ -38,6 +38,7 @@ interface RunResult {
   jobsPerSec: number;
   statementsPerSec: number;
   cpuPct: number;
+  cpuMsPer1k: number;
   localP50: number;
   localP95: number;
   remoteP50: number;
@@ -82,6 +83,7 @@ export const waitersScenario: Scenario = {
           `vs ${num(counts[0])}`,
           'waiter statements/s',
           'Node CPU % of a core',
+          'Node CPU ms / 1,000 jobs',
           'resolve here p50 / p95 ms',
           'resolve, other process p50 / p95 / max ms',
         ],
@@ -94,13 +96,15 @@ export const waitersScenario: Scenario = {
             ratio(s.get('jobsPerSec')?.median, base),
             cell(s.get('statementsPerSec'), 1),
             cell(s.get('cpuPct')),
+            cell(s.get('cpuMsPer1k')),
             `${num(percentile(l.local, 50), 1)} / ${num(percentile(l.local, 95), 1)}`,
             `${num(percentile(l.remote, 50), 1)} / ${num(percentile(l.remote, 95), 1)} / ${num(Math.max(...l.remote))}`,
           ];
         }),
         notes: [
           'jobs/s, statements/s and CPU: median (min–max) over runs; latencies: percentiles over the samples of all runs.',
-          `Latency: ${samples} sequential jobs per run and place; finished_at (database clock, set in the finalize transaction) → waitFor resolves (wall clock, same host).`,
+          `Latency: ${samples} sequential jobs per run and place; finished_at (database clock, taken at the start of the finalize transaction, so its commit is included) → waitFor resolves (wall clock, same host).`,
+          'CPU: the whole bench process (worker, waiters, and the bench\'s own drain polling), user + system, from the release of the jobs to the last one done.',
         ],
       });
     }
@@ -219,6 +223,7 @@ async function processHeld(db: BenchDatabase, worker: OurApp, held: number[], st
     jobsPerSec: total / ((end - first) / 1000),
     statementsPerSec: (statements.count - s0) / ((end - t0) / 1000),
     cpuPct: ((cpu.user + cpu.system) / 1000 / (end - t0)) * 100,
+    cpuMsPer1k: ((cpu.user + cpu.system) / 1000 / total) * 1000,
   };
 }
 
