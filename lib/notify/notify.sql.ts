@@ -4,9 +4,9 @@ import type { SqlExecutor } from '../database/sql-executor';
 export const NOTIFY_CHANNEL = 'nestjs_sql_job_queue';
 
 /**
- * Payload: the id of a job that has just become done, failed or cancelled. Sent by a trigger on
- * `jobs` (migration 1765400000001) at the commit of whatever transaction settled it, heard by
- * the processes that have a `waitFor` pending.
+ * Payload: comma-separated ids of jobs that have just become done, failed or cancelled. Sent by
+ * a statement trigger on `jobs` (migration 1765400000001) at the commit of whatever transaction
+ * settled them, heard by the processes that have a `waitFor` pending.
  */
 export const SETTLED_CHANNEL = 'nestjs_sql_job_queue_settled';
 

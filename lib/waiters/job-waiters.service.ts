@@ -178,13 +178,18 @@ export class JobWaiters {
     if (any) this.scheduleFlush();
   };
 
+  /** Payload: comma-separated ids of jobs a committed statement left done, failed or cancelled. */
   private readonly onNotification = (payload: string): void => {
     this.counts.notifications++;
-    const id = Number(payload);
-    if (this.registry.has(id)) {
-      this.toFetch.add(id);
-      this.scheduleFlush();
+    let any = false;
+    for (const part of payload.split(',')) {
+      const id = Number(part);
+      if (this.registry.has(id)) {
+        this.toFetch.add(id);
+        any = true;
+      }
     }
+    if (any) this.scheduleFlush();
   };
 
   private expire(entry: Entry, timeoutMs: number): void {
