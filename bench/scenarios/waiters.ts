@@ -49,10 +49,11 @@ interface RunResult {
 export const waitersScenario: Scenario = {
   name: 'waiters',
   async run(ctx: BenchContext): Promise<ScenarioReport> {
-    const { jobs, pollingSamples } = standardSizes(ctx);
+    const { jobs } = standardSizes(ctx);
     const counts = (process.env.BENCH_WAITERS ?? '0,1000,10000,100000').split(',').map((s) => Number(s.replace(/_/g, '')));
     const dialects = (process.env.BENCH_DIALECTS ?? 'postgres,mysql,sqlite').split(',') as Dialect[];
-    const samples = pollingSamples;
+    // Each sample from another process waits up to a poll interval on MySQL and SQLite: 20 per run by default.
+    const samples = ctx.config.samples ?? (ctx.config.quick ? 10 : 20);
     const tables: Table[] = [];
     const failures: string[] = [];
     for (const dialect of dialects) {
