@@ -37,6 +37,9 @@ const WAITER_STATEMENT = / FROM jobs WHERE id (= ANY\(|IN \(|= (\$1|\?)$)/;
 interface RunResult {
   jobsPerSec: number;
   statementsPerSec: number;
+  /** From JobWaiters.counters() (NaN on builds without it). */
+  pollStatementsPerSec: number;
+  pollRoundsPerSec: number;
   cpuPct: number;
   cpuMsPer1k: number;
   localP50: number;
@@ -83,6 +86,7 @@ export const waitersScenario: Scenario = {
           'jobs/s',
           `vs ${num(counts[0])}`,
           'waiter statements/s',
+          'of which poll statements/s (rounds/s)',
           'Node CPU % of a core',
           'Node CPU ms / 1,000 jobs',
           'resolve here p50 / p95 ms',
@@ -96,6 +100,7 @@ export const waitersScenario: Scenario = {
             cell(s.get('jobsPerSec')),
             ratio(s.get('jobsPerSec')?.median, base),
             cell(s.get('statementsPerSec'), 1),
+            `${cell(s.get('pollStatementsPerSec'), 1)} (${cell(s.get('pollRoundsPerSec'), 2)})`,
             cell(s.get('cpuPct')),
             cell(s.get('cpuMsPer1k')),
             `${num(percentile(l.local, 50), 1)} / ${num(percentile(l.local, 95), 1)}`,
@@ -178,11 +183,17 @@ function hold(promises: Array<Promise<unknown>>): void {
   for (const p of promises) p.catch(() => undefined);
 }
 
+type Counters = { pending: number; lookupQueries: number; polls: number; pollQueries: number };
+
+function watcherOf(app: OurApp): { counters(): Counters } | undefined {
+  const Waiters = (ours as Record<string, unknown>).JobWaiters as (new (...args: never[]) => { counters(): Counters }) | undefined;
+  return Waiters ? app.app.get(Waiters) : undefined;
+}
+
 /** Waits until the app's watcher holds `count` waiters with their first lookups answered (or a fixed pause on older builds). */
 async function registered(app: OurApp, count: number): Promise<void> {
-  const Waiters = (ours as Record<string, unknown>).JobWaiters as (new (...args: never[]) => { counters(): { pending: number; lookupQueries: number } }) | undefined;
-  if (!Waiters) return void (await sleep(1_500 + count / 20));
-  const waiters = app.app.get(Waiters);
+  const waiters = watcherOf(app);
+  if (!waiters) return void (await sleep(1_500 + count / 20));
   const lookups = Math.ceil(count / 10_000);
   for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(50)) {
     const c = waiters.counters();
@@ -209,6 +220,7 @@ async function processHeld(db: BenchDatabase, worker: OurApp, held: number[], st
   const total = held.length + 1;
   const cpu0 = process.cpuUsage();
   const s0 = statements.count;
+  const w0 = watcherOf(worker)?.counters();
   const t0 = wallNow();
   await probe.query(`UPDATE jobs SET run_after = created_at WHERE id >= ${held[0]}`);
   await worker.queue.enqueue({ type: 'noop', args: {} }); // wakes the worker now, not at its next poll
@@ -220,7 +232,11 @@ async function processHeld(db: BenchDatabase, worker: OurApp, held: number[], st
   });
   const cpu = process.cpuUsage(cpu0);
   const first = ExecutionLog.current.firstStartAt ?? t0;
+  const w1 = watcherOf(worker)?.counters();
+  const secs = (end - t0) / 1000;
   return {
+    pollStatementsPerSec: w0 && w1 ? (w1.pollQueries - w0.pollQueries) / secs : NaN,
+    pollRoundsPerSec: w0 && w1 ? (w1.polls - w0.polls) / secs : NaN,
     jobsPerSec: total / ((end - first) / 1000),
     statementsPerSec: (statements.count - s0) / ((end - t0) / 1000),
     cpuPct: ((cpu.user + cpu.system) / 1000 / (end - t0)) * 100,
