@@ -6,25 +6,16 @@ import { JobQueueEvents } from '../events/job-queue.events';
 import type { SettledJob } from '../finalize/settled-job';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
-import { TERMINAL_STATES, type JobState, type JobView } from '../job.types';
+import type { JobView } from '../job.types';
 import { SETTLED_CHANNEL } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
 import { chunkIds, waiterChunkSize } from './id-chunks';
+import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
+import { sortByState } from './sort-by-state';
 import { WaiterRegistry, type Watch } from './waiter-registry';
 import { selectJobRows, selectJobStates } from './waiters.sql';
 
-export interface WaitForOptions {
-  /** Reject with `WaitForTimeoutError` after this long. Default: wait until the job finishes. */
-  timeoutMs?: number;
-}
-
-/** Callbacks of one watched job id (see `JobWaiters.watch`). */
-export interface JobWatchHandlers {
-  /** The job is done, failed or cancelled; called once, then the watch ends. */
-  settled(job: JobView): void;
-  /** The job does not exist (any more), its first lookup failed, or the application is closing; the watch ends. */
-  failed(err: Error): void;
-}
+export type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 
 interface Entry extends Watch, JobWatchHandlers {
   /** Its first lookup has answered (a timeout before that waits for it: a finished job still resolves). */
@@ -32,23 +23,6 @@ interface Entry extends Watch, JobWatchHandlers {
   /** Timed out before its first lookup answered. */
   expiredAfterMs?: number;
   timer?: NodeJS.Timeout;
-}
-
-/** What the watcher has done since the process started: for the benchmark, metrics, and curious users. */
-export interface JobWaitersCounters {
-  /** Watches (waitFor calls and watch() subscriptions) pending now, and their distinct job ids. */
-  pending: number;
-  pendingIds: number;
-  /** Poll rounds, and the state queries they ran (one per chunk of pending ids). */
-  polls: number;
-  pollQueries: number;
-  /** Batched first lookups of new watches. */
-  lookupQueries: number;
-  /** Batched reads of settled jobs, to resolve their waiters with. */
-  fetchQueries: number;
-  /** Settled-job notifications received (PostgreSQL). */
-  notifications: number;
-  resolved: number;
 }
 
 /**
@@ -282,36 +256,25 @@ export class JobWaiters {
    * there), open ones are noted, settled ones are returned to be read in full.
    */
   private async readStates(ids: number[]): Promise<number[]> {
-    const rows = await selectJobStates(this.connection.db, ids);
-    const seen = new Set<number>();
-    const settled: number[] = [];
-    for (const { id, state } of rows) {
-      seen.add(id);
-      if (!this.registry.has(id)) continue;
-      if (TERMINAL_STATES.includes(state as JobState)) settled.push(id);
-      else this.noteOpen(id, state);
-    }
-    for (const id of ids) if (!seen.has(id)) this.failAll(id, new JobNotFoundError(id));
-    return settled;
+    const { settled, open, missing } = sortByState(ids, await selectJobStates(this.connection.db, ids));
+    for (const { id, state } of open) this.noteOpen(id, state);
+    for (const id of missing) this.failAll(id, new JobNotFoundError(id));
+    return settled.map((s) => s.id).filter((id) => this.registry.has(id));
   }
 
   private async resolveFrom(ids: number[]): Promise<void> {
     const dialect = this.connection.db.dialect;
     const rows = await selectJobRows(this.connection.db, ids);
-    const seen = new Set<number>();
-    for (const row of rows) {
-      const job = toJobView(toJobRecord(row, dialect));
-      seen.add(job.id);
-      if (TERMINAL_STATES.includes(job.state)) this.settleAll(job);
-      else this.noteOpen(job.id, job.state); // retried meanwhile: keep waiting
-    }
-    for (const id of ids) if (!seen.has(id)) this.failAll(id, new JobNotFoundError(id));
+    const { settled, open, missing } = sortByState(ids, rows.map((row) => toJobView(toJobRecord(row, dialect))));
+    for (const job of settled) this.settleAll(job);
+    for (const job of open) this.noteOpen(job.id, job.state); // retried meanwhile: keep waiting
+    for (const id of missing) this.failAll(id, new JobNotFoundError(id));
   }
 
   private noteOpen(id: number, state: string): void {
-    this.states.set(id, state);
     const entries = this.registry.get(id);
     if (!entries) return;
+    this.states.set(id, state);
     for (const entry of [...entries]) {
       entry.looked = true;
       if (entry.expiredAfterMs !== undefined) this.expire(entry, entry.expiredAfterMs);

@@ -1,4 +1,5 @@
 import { BIND_LIMITS, chunkIds, waiterChunkSize, WAITER_CHUNK } from '../../lib/waiters/id-chunks';
+import { sortByState } from '../../lib/waiters/sort-by-state';
 import { WaiterRegistry } from '../../lib/waiters/waiter-registry';
 
 describe('chunkIds', () => {
@@ -42,5 +43,29 @@ describe('WaiterRegistry', () => {
     expect([r.size, r.idCount]).toEqual([1, 1]);
     expect(r.clear()).toEqual([c]);
     expect([r.size, r.idCount]).toEqual([0, 0]);
+  });
+});
+
+describe('sortByState', () => {
+  it('sorts rows into settled and open, and names the ids that were not found', () => {
+    const rows = [
+      { id: 1, state: 'done' },
+      { id: 2, state: 'running' },
+      { id: 3, state: 'failed' },
+      { id: 5, state: 'waiting' },
+      { id: 6, state: 'cancelled' },
+      { id: 7, state: 'ready' },
+      { id: 8, state: 'leased' },
+    ];
+    const out = sortByState([1, 2, 3, 4, 5, 6, 7, 8, 9], rows);
+    expect(out.settled.map((r) => r.id)).toEqual([1, 3, 6]);
+    expect(out.open.map((r) => r.id)).toEqual([2, 5, 7, 8]);
+    expect(out.missing).toEqual([4, 9]);
+  });
+
+  it('keeps the rows it was given (whole job views pass through)', () => {
+    const view = { id: 1, state: 'done', result: { url: 'x' } };
+    expect(sortByState([1], [view]).settled[0]).toBe(view);
+    expect(sortByState([], [])).toEqual({ settled: [], open: [], missing: [] });
   });
 });
