@@ -52,6 +52,11 @@ export class PgNotifyListener {
     if (!this.retryTimer) await (this.connecting ??= this.connect().finally(() => (this.connecting = undefined)));
   }
 
+  /** True while the connection is up and LISTENs on `channel`. */
+  isListening(channel: string): boolean {
+    return this.client !== undefined && this.channels.has(channel);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);

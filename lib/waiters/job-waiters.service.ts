@@ -17,6 +17,9 @@ import { selectJobRows, selectJobStates } from './waiters.sql';
 
 export type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 
+/** On PostgreSQL with LISTEN up, the poll is a backstop: every 10th interval (10 s by default). */
+const BACKSTOP_EVERY = 10;
+
 interface Entry extends Watch, JobWatchHandlers {
   /** Its first lookup has answered (a timeout before that waits for it: a finished job still resolves). */
   looked: boolean;
@@ -49,6 +52,9 @@ export class JobWaiters {
   private flushQueued = false;
   private flushing = false;
   private polling = false;
+  private pollAgain = false;
+  /** Intervals skipped while LISTEN is up (PostgreSQL). */
+  private quietRounds = 0;
   private pollTimer: NodeJS.Timeout | undefined;
   private listening = false;
   private closing = false;
@@ -132,10 +138,11 @@ export class JobWaiters {
     this.pollTimer ??= setInterval(() => this.track(this.poll()), this.options.pollIntervalMs);
     if (!this.listening && this.options.dialect === 'postgres' && this.options.listenNotify) {
       this.listening = true;
+      const catchUp = () => this.track(this.poll(true)); // whatever settled before LISTEN (re)started
       this.track(
         this.listener
-          .listen(this.connection.dataSource, SETTLED_CHANNEL, this.onNotification, () => this.track(this.poll()))
-          .catch((err) => this.logger.warn(`LISTEN for settled jobs failed (${(err as Error).message}); waitFor polls`)),
+          .listen(this.connection.dataSource, SETTLED_CHANNEL, this.onNotification, catchUp)
+          .then(catchUp, (err) => this.logger.warn(`LISTEN for settled jobs failed (${(err as Error).message}); waitFor polls`)),
       );
     }
     return entry;
@@ -228,9 +235,20 @@ export class JobWaiters {
     }
   }
 
-  /** One poll round: the states of all pending ids, a statement per chunk; settled ones are read and resolved. */
-  private async poll(): Promise<void> {
-    if (this.polling || this.closing || !this.registry.idCount) return;
+  /**
+   * One poll round: the states of all pending ids, a statement per chunk; settled ones are read
+   * and resolved. On PostgreSQL, while LISTEN is up, notifications bring every settled job and
+   * the round runs only every BACKSTOP_EVERY-th interval (for jobs deleted while waited for, and
+   * anything unforeseen); `force` runs it now, after LISTEN (re)starts.
+   */
+  private async poll(force = false): Promise<void> {
+    if (this.closing || !this.registry.idCount) return;
+    if (this.polling) {
+      if (force) this.pollAgain = true;
+      return;
+    }
+    if (!force && this.listener.isListening(SETTLED_CHANNEL) && ++this.quietRounds < BACKSTOP_EVERY) return;
+    this.quietRounds = 0;
     this.polling = true;
     this.counts.polls++;
     try {
@@ -248,6 +266,10 @@ export class JobWaiters {
       this.pollFailing = true;
     } finally {
       this.polling = false;
+      if (this.pollAgain) {
+        this.pollAgain = false;
+        this.track(this.poll(true));
+      }
     }
   }
 

@@ -65,7 +65,11 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
       expect(c.pollQueries).toBe(c.polls);
       expect(c.polls).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 1);
       expect(c.lookupQueries).toBeLessThanOrEqual(2); // 320 calls in one tick share their lookup
-      if (db.dialect === 'postgres') expect(c.notifications).toBeGreaterThan(0);
+      if (db.dialect === 'postgres') {
+        expect(c.notifications).toBeGreaterThan(0);
+        // LISTEN is up: the poll is only the backstop, every 10th interval (plus a catch-up when LISTEN starts).
+        expect(c.polls).toBeLessThanOrEqual(Math.ceil(elapsed / 2_500) + 2);
+      }
 
       // Settled by another process (a cancel there): the notification or the poll finds it.
       const [slow] = await enqueueMany(app, 1, () => ({ type: 'slow', args: { ms: 60_000 } }));
@@ -116,6 +120,25 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
     }
   });
 
+  it('without LISTEN/NOTIFY (listenNotify: false) a job settled by another process is found by the poll', async () => {
+    const app = await startQueueApp(db, { ...EXTERNAL, pollIntervalMs: 100, listenNotify: false });
+    const other = await startQueueApp(db, EXTERNAL);
+    try {
+      const [a, b] = await enqueueMany(app, 2, () => ({ type: 'noop', runAfter: new Date(Date.now() + HOUR) }));
+      const waiting = [app.queue.waitFor(a, { timeoutMs: 30_000 }), app.queue.waitFor(b, { timeoutMs: 30_000 })];
+      await new Promise((r) => setTimeout(r, 150));
+      await other.queue.cancel(a);
+      await other.queue.cancel(b);
+      expect((await Promise.all(waiting)).map((j) => j.state)).toEqual(['cancelled', 'cancelled']);
+      const c = app.module.get(JobWaiters).counters();
+      expect(c.notifications).toBe(0);
+      expect(c.polls).toBeGreaterThan(0);
+    } finally {
+      await other.close();
+      await app.close();
+    }
+  });
+
   it('timeouts, unknown ids and removed jobs keep their typed errors; a finished job resolves even with timeoutMs 0', async () => {
     const app = await startQueueApp(db, { ...EXTERNAL, pollIntervalMs: 100 });
     try {
@@ -159,11 +182,17 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
     process.on('unhandledRejection', onUnhandled);
     try {
       const future = await enqueueMany(app, 2_000, () => ({ type: 'noop', runAfter: new Date(Date.now() + HOUR) }));
-      const [slow] = await enqueueMany(app, 1, () => ({ type: 'local-slow', args: { ms: 400 } }));
+      const [slow] = await enqueueMany(app, 1, () => ({ type: 'local-slow', args: { ms: 1_000 } }));
       const pending = outcomes(future.map((id) => app.queue.waitFor(id))); // handled from the start
       const finishing = app.queue.waitFor(slow, { timeoutMs: 60_000 });
       finishing.catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 200)); // lookups answered, polls running, the slow job running
+      // The slow job running (its waiter must resolve in the shutdown drain), lookups answered.
+      for (const deadline = Date.now() + 60_000; (await app.queue.get(slow))?.state !== 'running'; ) {
+        if (Date.now() > deadline) throw new Error('the slow job did not start');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // A later waiter's lookup answering means the earlier ones have (lookups run in order).
+      await expect(app.queue.waitFor(future[0], { timeoutMs: 0 })).rejects.toBeInstanceOf(WaitForTimeoutError);
       expect(app.module.get(JobWaiters).counters().pending).toBe(2_001);
       await app.close();
       expect(await finishing).toMatchObject({ id: slow, state: 'done', result: 'finished during shutdown' });
