@@ -20,8 +20,9 @@ import { pgLatency } from './scenarios/pg-latency';
 import { pgThroughput } from './scenarios/pg-throughput';
 import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
+import { waitersScenario } from './scenarios/waiters';
 
-const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory];
+const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario];
 
 async function main(): Promise<number> {
   let config;

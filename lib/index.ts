@@ -11,6 +11,7 @@ export {
   UnrecoverableJobError,
 } from './handlers/job-abort.errors';
 export type { WaitForOptions } from './job-queue.service';
+export { JobWaiters, type JobWatchHandlers, type JobWaitersCounters } from './waiters/job-waiters.service';
 export type { QueueStats } from './stats/queue-stats';
 export type {
   Dialect,

@@ -22,6 +22,7 @@ import { JobQueueOrchestrator } from './scheduler/job-queue.orchestrator';
 import { SchedulerService } from './scheduler/scheduler.service';
 import { SweepsService } from './sweeps/sweeps.service';
 import { resolveOptions } from './options/resolve-options';
+import { JobWaiters } from './waiters/job-waiters.service';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -52,9 +53,10 @@ import { resolveOptions } from './options/resolve-options';
     SchedulerService,
     SweepsService,
     PgNotifyListener,
+    JobWaiters,
     JobQueueOrchestrator,
   ],
-  exports: [JobQueueService, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
+  exports: [JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
 })
 export class JobQueueModule extends ConfigurableJobQueueModule {
   static override forRoot(options: Dialect | typeof OPTIONS_TYPE): DynamicModule {

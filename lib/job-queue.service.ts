@@ -7,11 +7,10 @@ import { assertGraphSize } from './graph/graph-size';
 import { insertGraph, withKeyRaceRetry, type PreparedGraph } from './enqueue/graph-enqueuer';
 import { insertOneJobPostgres } from './enqueue/job-insert.sql';
 import { normalizeJob, type NormalizeContext } from './enqueue/normalize-job';
-import { InvalidJobError, InvalidJobStateError, JobNotFoundError, UnknownJobTypeError, WaitForTimeoutError } from './errors';
+import { InvalidJobError, InvalidJobStateError, JobNotFoundError, UnknownJobTypeError } from './errors';
 import { JobQueueEvents } from './events/job-queue.events';
 import { cancelJob } from './finalize/cancel.sql';
 import { retryJob } from './finalize/retry.sql';
-import type { SettledJob } from './finalize/settled-job';
 import { notifyInTransaction } from './notify/notify.sql';
 import type { QueueStats } from './stats/queue-stats';
 import { readQueueStats } from './stats/queue-stats.sql';
@@ -19,13 +18,11 @@ import { validateGraph } from './graph/validate-graph';
 import { JobHandlerRegistry } from './handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from './job-queue.constants';
 import type { ResolvedJobQueueOptions } from './job-queue.options';
-import { TERMINAL_STATES, type EnqueueInput, type EnqueueOptions, type GraphIds, type GraphNode, type JobView } from './job.types';
+import { type EnqueueInput, type EnqueueOptions, type GraphIds, type GraphNode, type JobView } from './job.types';
 import { JobQueueConnection } from './database/job-queue.connection';
+import { JobWaiters, type WaitForOptions } from './waiters/job-waiters.service';
 
-export interface WaitForOptions {
-  /** Reject with `WaitForTimeoutError` after this long. Default: wait until the job finishes. */
-  timeoutMs?: number;
-}
+export type { WaitForOptions } from './waiters/job-waiters.service';
 
 /** Enqueue graphs and single jobs, read them back, cancel, retry, wait, and watch the queue. */
 @Injectable()
@@ -37,6 +34,7 @@ export class JobQueueService {
     private readonly connection: JobQueueConnection,
     private readonly registry: JobHandlerRegistry,
     private readonly events: JobQueueEvents,
+    private readonly waiters: JobWaiters,
   ) {
     this.db = connection.db;
   }
@@ -121,26 +119,13 @@ export class JobQueueService {
   }
 
   /**
-   * Resolves with the job once it is `done`, `failed` or `cancelled`. Finishes seen by this
-   * process resolve at once; others are found by polling.
+   * Resolves with the job once it is `done`, `failed` or `cancelled`; rejects with
+   * `WaitForTimeoutError` after `timeoutMs`, `JobNotFoundError` for an unknown id, and
+   * `WaitForShutdownError` if the application closes first. All waiters of a process share one
+   * watcher (JobWaiters): one poll per interval for all of them, notifications on PostgreSQL.
    */
   async waitFor<TArgs = unknown, TResult = unknown>(id: number, options: WaitForOptions = {}): Promise<JobView<TArgs, TResult>> {
-    assertId(id);
-    const timeoutMs = options.timeoutMs;
-    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 0)) {
-      throw new InvalidJobError('timeoutMs', 'a non-negative integer', timeoutMs);
-    }
-    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
-    let delay = 10;
-    for (;;) {
-      const job = await this.get<TArgs, TResult>(id);
-      if (!job) throw new JobNotFoundError(id);
-      if (TERMINAL_STATES.includes(job.state)) return job;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new WaitForTimeoutError(id, timeoutMs!, job.state);
-      await this.settledOrTimeout(id, Math.min(delay, left));
-      delay = Math.min(delay * 2, Math.max(50, Math.min(this.options.pollIntervalMs, 1_000)));
-    }
+    return (await this.waiters.wait(id, options)) as JobView<TArgs, TResult>;
   }
 
   /** Counts by state and group, the oldest ready job's age, and the recent failure rate and mean duration. */
@@ -148,19 +133,6 @@ export class JobQueueService {
     const windowMs = options.windowMs ?? 5 * 60_000;
     if (!Number.isInteger(windowMs) || windowMs <= 0) throw new InvalidJobError('windowMs', 'a positive integer', windowMs);
     return readQueueStats(this.db, windowMs);
-  }
-
-  private settledOrTimeout(id: number, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const onSettled = (jobs: SettledJob[]) => jobs.some((j) => j.id === id) && done();
-      const timer = setTimeout(() => done(), ms);
-      const done = () => {
-        clearTimeout(timer);
-        this.events.off('settled', onSettled);
-        resolve();
-      };
-      this.events.on('settled', onSettled);
-    });
   }
 
   private async read(id: number, executor: SqlExecutor): Promise<JobView | null> {

@@ -12,7 +12,7 @@ import type { SettledJob } from '../finalize/settled-job';
 export class JobQueueEvents extends EventEmitter {
   constructor() {
     super();
-    this.setMaxListeners(0); // one listener per waitFor() call
+    this.setMaxListeners(0); // services and test harnesses subscribe freely (waitFor shares one listener)
   }
 
   wake(): void {

@@ -11,6 +11,7 @@ import { JobQueueArchivePostgres1764576000000 } from './postgres/1764576000000-j
 import { JobQueueClaimFunctionPostgres1764662400000 } from './postgres/1764662400000-job-queue-claim-function';
 import { JobQueueCompleteFunctionPostgres1764748800000 } from './postgres/1764748800000-job-queue-complete-function';
 import { JobQueueEnqueueFunctionPostgres1764835200000 } from './postgres/1764835200000-job-queue-enqueue-function';
+import { JobQueueSettledNotifyPostgres1765400000001 } from './postgres/1765400000001-job-queue-settled-notify';
 import { JobQueueArchiveSqlite1764576000000 } from './sqlite/1764576000000-job-queue-archive';
 import { JobQueuePartialKeyIndexSqlite1764662400000 } from './sqlite/1764662400000-job-queue-partial-key-index';
 
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueClaimFunctionPostgres1764662400000,
     JobQueueCompleteFunctionPostgres1764748800000,
     JobQueueEnqueueFunctionPostgres1764835200000,
+    JobQueueSettledNotifyPostgres1765400000001,
   ],
   mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000],
   sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000],

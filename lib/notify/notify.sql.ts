@@ -3,6 +3,13 @@ import type { SqlExecutor } from '../database/sql-executor';
 
 export const NOTIFY_CHANNEL = 'nestjs_sql_job_queue';
 
+/**
+ * Payload: comma-separated ids of jobs that have just become done, failed or cancelled. Sent by
+ * a statement trigger on `jobs` (migration 1765400000001) at the commit of whatever transaction
+ * settled them, heard by the processes that have a `waitFor` pending.
+ */
+export const SETTLED_CHANNEL = 'nestjs_sql_job_queue_settled';
+
 /** Payloads: `r` = ready work exists; `c:<id>` = job <id> was cancelled while it may be running. */
 export type NotifyPayload = 'r' | `c:${number}`;
 

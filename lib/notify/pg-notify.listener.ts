@@ -9,66 +9,106 @@ interface PgClient {
   off(event: string, cb: (...args: never[]) => void): void;
 }
 
+interface Subscription {
+  onPayload(payload: string): void;
+  /** After a reconnect: notifications may have been missed meanwhile. */
+  onReconnect(): void;
+}
+
 /**
- * Holds one pooled PostgreSQL connection in LISTEN, so an idle worker claims within
- * milliseconds of an enqueue or a promotion anywhere in the cluster. Polling stays on as the
- * backstop: a lost notification (a dropped connection) costs at most one poll interval, and
- * the listener reconnects with backoff.
+ * Holds one pooled PostgreSQL connection in LISTEN on the channels subscribed so far (the
+ * wake-up channel of the worker, the settled-job channel of waitFor), so an idle worker claims
+ * within milliseconds of an enqueue or a promotion anywhere in the cluster and a waiter hears
+ * of its job at once. Polling stays on as the backstop: a lost notification (a dropped
+ * connection) costs at most one poll interval, and the listener reconnects with backoff.
  */
 @Injectable()
 export class PgNotifyListener {
   private readonly logger = new Logger('JobQueue');
+  private readonly channels = new Map<string, Subscription>();
+  private client: PgClient | undefined;
+  private connecting: Promise<void> | undefined;
+  private dataSource: DataSource | undefined;
   private release: ((err?: Error) => void) | undefined;
-  private stopped = true;
+  /** Set by stop(): nothing reconnects or subscribes afterwards (the application is closing). */
+  private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
 
-  async start(dataSource: DataSource, onPayload: (payload: string) => void): Promise<void> {
-    this.stopped = false;
-    await this.connect(dataSource, onPayload);
+  /** The worker's wake-up channel; `payload` 'r' is also sent after a reconnect. */
+  start(dataSource: DataSource, onPayload: (payload: string) => void): Promise<void> {
+    return this.listen(dataSource, NOTIFY_CHANNEL, onPayload, () => onPayload('r'));
+  }
+
+  /** Subscribes to `channel` (a trusted identifier), connecting first if need be. */
+  async listen(dataSource: DataSource, channel: string, onPayload: (payload: string) => void, onReconnect: () => void): Promise<void> {
+    if (this.stopped || this.channels.has(channel)) return;
+    this.dataSource = dataSource;
+    this.channels.set(channel, { onPayload, onReconnect });
+    if (this.client) {
+      await this.client.query(`LISTEN ${channel}`).catch(() => undefined); // a lost connection re-LISTENs all on reconnect
+      return;
+    }
+    if (!this.retryTimer) await (this.connecting ??= this.connect().finally(() => (this.connecting = undefined)));
+  }
+
+  /** True while the connection is up and LISTENs on `channel`. */
+  isListening(channel: string): boolean {
+    return this.client !== undefined && this.channels.has(channel);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    await this.connecting;
     const release = this.release;
     this.release = undefined;
+    this.client = undefined;
     // Handing the connection back as broken makes the pool close it, LISTEN and all.
     release?.(new Error('LISTEN stopped'));
   }
 
-  private async connect(dataSource: DataSource, onPayload: (payload: string) => void): Promise<void> {
+  private async connect(): Promise<void> {
     if (this.stopped) return;
     try {
-      const driver = dataSource.driver as unknown as { obtainMasterConnection(): Promise<[PgClient, (err?: Error) => void]> };
+      const driver = this.dataSource!.driver as unknown as { obtainMasterConnection(): Promise<[PgClient, (err?: Error) => void]> };
       const [client, release] = await driver.obtainMasterConnection();
       this.release = release;
-      const onNotification = (msg: { channel: string; payload?: string }) => msg.channel === NOTIFY_CHANNEL && onPayload(msg.payload ?? '');
+      const onNotification = (msg: { channel: string; payload?: string }) => this.channels.get(msg.channel)?.onPayload(msg.payload ?? '');
       const lost = (err?: Error) => {
         client.off('notification', onNotification);
         client.off('error', lost);
         client.off('end', lost);
         if (this.release !== release) return; // stopped, or already handled
         this.release = undefined;
+        this.client = undefined;
         release(err ?? new Error('LISTEN connection ended'));
-        this.scheduleReconnect(dataSource, onPayload, err);
+        this.scheduleReconnect(err);
       };
       client.on('notification', onNotification);
       client.on('error', lost);
       client.on('end', lost);
-      await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      // A channel subscribed while these run is visited too (Map iteration sees new entries).
+      for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
+      if (this.stopped) return; // stop() awaits this connect, then hands the connection back
+      this.client = client;
       if (this.failures) this.logger.log('LISTEN connection restored');
+      const reconnected = this.failures > 0;
       this.failures = 0;
-      onPayload('r'); // notifications may have been missed while disconnected
+      // The worker re-checks for ready work on every (re)connect; waiters only after an outage.
+      for (const [channel, sub] of this.channels) if (reconnected || channel === NOTIFY_CHANNEL) sub.onReconnect();
     } catch (err) {
-      this.scheduleReconnect(dataSource, onPayload, err as Error);
+      this.scheduleReconnect(err as Error);
     }
   }
 
-  private scheduleReconnect(dataSource: DataSource, onPayload: (payload: string) => void, err?: Error): void {
+  private scheduleReconnect(err?: Error): void {
     if (this.stopped) return;
     if (this.failures++ === 0) this.logger.warn(`LISTEN connection lost (${err?.message ?? 'ended'}); polling until it is back`);
     const delay = Math.min(10_000, 100 * 2 ** Math.min(this.failures, 7));
-    this.retryTimer = setTimeout(() => void this.connect(dataSource, onPayload), delay);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void (this.connecting ??= this.connect().finally(() => (this.connecting = undefined)));
+    }, delay);
   }
 }

@@ -16,6 +16,7 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
 import { SweepsService } from '../sweeps/sweeps.service';
+import { JobWaiters } from '../waiters/job-waiters.service';
 import { SchedulerService } from './scheduler.service';
 
 const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention'] as const;
@@ -47,6 +48,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     private readonly listener: PgNotifyListener,
     private readonly events: JobQueueEvents,
     private readonly timers: SchedulerRegistry,
+    private readonly waiters: JobWaiters,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -87,6 +89,9 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
 
   async onApplicationShutdown(): Promise<void> {
     await this.finalizer.drain(); // enqueue-only processes have nothing here; workers drained above
+    // Waiters resolved by the drain above have been; the rest fail with a typed error now,
+    // before the DataSource closes under their next poll.
+    await this.waiters.close();
     await this.connection.close();
   }
 

@@ -1,0 +1,334 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { JobQueueConnection } from '../database/job-queue.connection';
+import { toJobRecord, toJobView } from '../database/job-row';
+import { InvalidJobError, JobNotFoundError, WaitForShutdownError, WaitForTimeoutError } from '../errors';
+import { JobQueueEvents } from '../events/job-queue.events';
+import type { SettledJob } from '../finalize/settled-job';
+import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import type { ResolvedJobQueueOptions } from '../job-queue.options';
+import type { JobView } from '../job.types';
+import { SETTLED_CHANNEL } from '../notify/notify.sql';
+import { PgNotifyListener } from '../notify/pg-notify.listener';
+import { chunkIds, waiterChunkSize } from './id-chunks';
+import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
+import { sortByState } from './sort-by-state';
+import { WaiterRegistry, type Watch } from './waiter-registry';
+import { selectJobRows, selectJobStates } from './waiters.sql';
+
+export type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
+
+/** On PostgreSQL with LISTEN up, the poll is a backstop: every 10th interval (10 s by default). */
+const BACKSTOP_EVERY = 10;
+
+interface Entry extends Watch, JobWatchHandlers {
+  /** Its first lookup has answered (a timeout before that waits for it: a finished job still resolves). */
+  looked: boolean;
+  /** Timed out before its first lookup answered. */
+  expiredAfterMs?: number;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * One watcher per process for everything that waits for jobs to finish (`waitFor`, and
+ * `watch()` for live views), whatever their number:
+ * - every pending watch is in one map by job id;
+ * - jobs settled by this process are looked up in that map (the `settled` event);
+ * - on PostgreSQL, jobs settled anywhere arrive as notifications (a trigger on `jobs`);
+ * - a poll every `pollIntervalMs` reads the states of all pending ids, one statement per
+ *   chunk of ids: the backstop, and the only path across processes on MySQL and SQLite;
+ * - new watches are looked up in batches (all the `waitFor` calls of one tick share a statement).
+ * At shutdown pending watches fail with `WaitForShutdownError` before the DataSource closes.
+ */
+@Injectable()
+export class JobWaiters {
+  private readonly logger = new Logger('JobQueue');
+  private readonly registry = new WaiterRegistry<Entry>();
+  /** Last state read per pending id (for timeout and shutdown messages). */
+  private readonly states = new Map<number, string>();
+  private readonly toLookUp = new Set<number>();
+  private readonly toFetch = new Set<number>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly chunk: number;
+  private flushQueued = false;
+  private flushing = false;
+  private polling = false;
+  private pollAgain = false;
+  /** Intervals skipped while LISTEN is up (PostgreSQL). */
+  private quietRounds = 0;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private listening = false;
+  private closing = false;
+  private closed = false;
+  private pollFailing = false;
+  private readonly counts = { polls: 0, pollQueries: 0, lookupQueries: 0, fetchQueries: 0, notifications: 0, resolved: 0 };
+
+  constructor(
+    @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly connection: JobQueueConnection,
+    private readonly events: JobQueueEvents,
+    private readonly listener: PgNotifyListener,
+  ) {
+    this.chunk = waiterChunkSize(options.dialect);
+    events.on('settled', this.onSettled);
+  }
+
+  /** Resolves with the job once it is done, failed or cancelled (see `JobQueueService.waitFor`). */
+  wait(id: number, options: WaitForOptions = {}): Promise<JobView> {
+    assertId(id);
+    const timeoutMs = options.timeoutMs;
+    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 0)) {
+      throw new InvalidJobError('timeoutMs', 'a non-negative integer', timeoutMs);
+    }
+    return new Promise((resolve, reject) => {
+      const entry = this.add(id, { settled: resolve, failed: reject });
+      if (entry && timeoutMs !== undefined) entry.timer = setTimeout(() => this.expire(entry, timeoutMs), timeoutMs);
+    });
+  }
+
+  /**
+   * Calls `handlers.settled` once the job is done, failed or cancelled, through the same shared
+   * poll, lookup and notifications as `waitFor` (for live views that follow many jobs without a
+   * query per job). Returns the function that ends the watch early.
+   */
+  watch(id: number, handlers: JobWatchHandlers): () => void {
+    assertId(id);
+    const entry = this.add(id, handlers);
+    return () => {
+      if (entry && this.registry.remove(entry)) this.afterRemoval(entry.id);
+    };
+  }
+
+  counters(): JobWaitersCounters {
+    return { pending: this.registry.size, pendingIds: this.registry.idCount, ...this.counts };
+  }
+
+  /**
+   * Stops watching: what is in flight finishes (it may still resolve waiters), then every
+   * pending watch fails with `WaitForShutdownError`. Called before the DataSource closes.
+   */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true; // no new watches, no more polls
+    clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+    if (this.listening) await this.listener.stop();
+    // Jobs settled in the shutdown drain are still read and resolved; then nothing runs.
+    while (this.flushQueued || this.inFlight.size) {
+      await Promise.allSettled([...this.inFlight]);
+      if (this.flushQueued) await new Promise((r) => setImmediate(r));
+    }
+    this.closed = true;
+    this.events.off('settled', this.onSettled);
+    for (const entry of this.registry.clear()) {
+      clearTimeout(entry.timer);
+      entry.failed(new WaitForShutdownError(entry.id, this.states.get(entry.id) ?? null));
+    }
+    this.states.clear();
+  }
+
+  private add(id: number, handlers: JobWatchHandlers): Entry | undefined {
+    if (this.closing) {
+      handlers.failed(new WaitForShutdownError(id, null));
+      return undefined;
+    }
+    const entry: Entry = { id, looked: false, settled: handlers.settled, failed: handlers.failed };
+    this.registry.add(entry);
+    this.toLookUp.add(id);
+    this.scheduleFlush();
+    this.pollTimer ??= setInterval(() => this.track(this.poll()), this.options.pollIntervalMs);
+    if (!this.listening && this.options.dialect === 'postgres' && this.options.listenNotify) {
+      this.listening = true;
+      const catchUp = () => this.track(this.poll(true)); // whatever settled before LISTEN (re)started
+      this.track(
+        this.listener
+          .listen(this.connection.dataSource, SETTLED_CHANNEL, this.onNotification, catchUp)
+          .then(catchUp, (err) => this.logger.warn(`LISTEN for settled jobs failed (${(err as Error).message}); waitFor polls`)),
+      );
+    }
+    return entry;
+  }
+
+  private readonly onSettled = (jobs: SettledJob[]): void => {
+    let any = false;
+    for (const job of jobs) {
+      if (this.registry.has(job.id)) {
+        this.toFetch.add(job.id);
+        any = true;
+      }
+    }
+    if (any) this.scheduleFlush();
+  };
+
+  /** Payload: comma-separated ids of jobs a committed statement left done, failed or cancelled. */
+  private readonly onNotification = (payload: string): void => {
+    this.counts.notifications++;
+    let any = false;
+    for (const part of payload.split(',')) {
+      const id = Number(part);
+      if (this.registry.has(id)) {
+        this.toFetch.add(id);
+        any = true;
+      }
+    }
+    if (any) this.scheduleFlush();
+  };
+
+  private expire(entry: Entry, timeoutMs: number): void {
+    if (!entry.looked) {
+      entry.expiredAfterMs = timeoutMs; // its lookup decides: a finished job still resolves
+      return;
+    }
+    if (!this.registry.remove(entry)) return;
+    entry.failed(new WaitForTimeoutError(entry.id, timeoutMs, this.states.get(entry.id) ?? 'unknown'));
+    this.afterRemoval(entry.id);
+  }
+
+  private afterRemoval(id: number): void {
+    if (!this.registry.has(id)) this.states.delete(id);
+    if (!this.registry.size && this.pollTimer) {
+      clearInterval(this.pollTimer);
+      this.pollTimer = undefined;
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushQueued || this.closed) return;
+    this.flushQueued = true;
+    // setImmediate: every waitFor of this tick, and every settled job of this batch, share a statement.
+    setImmediate(() => {
+      this.flushQueued = false;
+      this.track(this.flush());
+    });
+  }
+
+  /** Runs the queued lookups and fetches; one loop at a time picks up whatever arrives meanwhile. */
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (!this.closed && (this.toLookUp.size || this.toFetch.size)) {
+        const lookups = [...this.toLookUp].filter((id) => this.registry.has(id));
+        const fetches = new Set([...this.toFetch].filter((id) => this.registry.has(id)));
+        this.toLookUp.clear();
+        this.toFetch.clear();
+        for (const ids of chunkIds(lookups, this.chunk)) {
+          try {
+            this.counts.lookupQueries++;
+            for (const id of await this.readStates(ids)) fetches.add(id);
+          } catch (err) {
+            // As a single get() would have: the caller hears of the failure at once.
+            for (const id of ids) if (!fetches.has(id)) this.failAll(id, err as Error);
+          }
+        }
+        for (const ids of chunkIds([...fetches], this.chunk)) {
+          try {
+            this.counts.fetchQueries++;
+            await this.resolveFrom(ids);
+          } catch (err) {
+            // They stay pending: the next poll finds them again.
+            this.logger.warn(`waitFor: reading ${ids.length} settled job(s) failed (${(err as Error).message}); retrying at the next poll`);
+          }
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /**
+   * One poll round: the states of all pending ids, a statement per chunk; settled ones are read
+   * and resolved. On PostgreSQL, while LISTEN is up, notifications bring every settled job and
+   * the round runs only every BACKSTOP_EVERY-th interval (for jobs deleted while waited for, and
+   * anything unforeseen); `force` runs it now, after LISTEN (re)starts.
+   */
+  private async poll(force = false): Promise<void> {
+    if (this.closing || !this.registry.idCount) return;
+    if (this.polling) {
+      if (force) this.pollAgain = true;
+      return;
+    }
+    if (!force && this.listener.isListening(SETTLED_CHANNEL) && ++this.quietRounds < BACKSTOP_EVERY) return;
+    this.quietRounds = 0;
+    this.polling = true;
+    this.counts.polls++;
+    try {
+      for (const ids of chunkIds(this.registry.ids(), this.chunk)) {
+        if (this.closing) return;
+        this.counts.pollQueries++;
+        const settled = await this.readStates(ids);
+        for (const id of settled) this.toFetch.add(id);
+        if (settled.length) this.scheduleFlush();
+      }
+      if (this.pollFailing) this.logger.log('waitFor polling works again');
+      this.pollFailing = false;
+    } catch (err) {
+      if (!this.pollFailing) this.logger.warn(`waitFor poll failed (${(err as Error).message}); retrying every ${this.options.pollIntervalMs} ms`);
+      this.pollFailing = true;
+    } finally {
+      this.polling = false;
+      if (this.pollAgain) {
+        this.pollAgain = false;
+        this.track(this.poll(true));
+      }
+    }
+  }
+
+  /**
+   * Reads the states of `ids`: missing jobs fail their waiters (removed by retention, or never
+   * there), open ones are noted, settled ones are returned to be read in full.
+   */
+  private async readStates(ids: number[]): Promise<number[]> {
+    const { settled, open, missing } = sortByState(ids, await selectJobStates(this.connection.db, ids));
+    for (const { id, state } of open) this.noteOpen(id, state);
+    for (const id of missing) this.failAll(id, new JobNotFoundError(id));
+    return settled.map((s) => s.id).filter((id) => this.registry.has(id));
+  }
+
+  private async resolveFrom(ids: number[]): Promise<void> {
+    const dialect = this.connection.db.dialect;
+    const rows = await selectJobRows(this.connection.db, ids);
+    const { settled, open, missing } = sortByState(ids, rows.map((row) => toJobView(toJobRecord(row, dialect))));
+    for (const job of settled) this.settleAll(job);
+    for (const job of open) this.noteOpen(job.id, job.state); // retried meanwhile: keep waiting
+    for (const id of missing) this.failAll(id, new JobNotFoundError(id));
+  }
+
+  private noteOpen(id: number, state: string): void {
+    const entries = this.registry.get(id);
+    if (!entries) return;
+    this.states.set(id, state);
+    for (const entry of [...entries]) {
+      entry.looked = true;
+      if (entry.expiredAfterMs !== undefined) this.expire(entry, entry.expiredAfterMs);
+    }
+  }
+
+  private settleAll(job: JobView): void {
+    const entries = this.registry.take(job.id);
+    this.afterRemoval(job.id);
+    this.counts.resolved += entries.length;
+    // Each caller gets its own object: one of them mutating its view must not change another's.
+    entries.forEach((entry, i) => {
+      clearTimeout(entry.timer);
+      entry.settled(i === 0 ? job : structuredClone(job));
+    });
+  }
+
+  private failAll(id: number, err: Error): void {
+    const entries = this.registry.take(id);
+    this.afterRemoval(id);
+    for (const entry of entries) {
+      clearTimeout(entry.timer);
+      entry.failed(err);
+    }
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+}
+
+function assertId(id: unknown): asserts id is number {
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new InvalidJobError('id', 'a positive integer', id);
+}

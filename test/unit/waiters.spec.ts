@@ -1,0 +1,71 @@
+import { BIND_LIMITS, chunkIds, waiterChunkSize, WAITER_CHUNK } from '../../lib/waiters/id-chunks';
+import { sortByState } from '../../lib/waiters/sort-by-state';
+import { WaiterRegistry } from '../../lib/waiters/waiter-registry';
+
+describe('chunkIds', () => {
+  it('splits in order into runs of at most the size', () => {
+    expect(chunkIds([1, 2, 3, 4, 5], 2)).toEqual([[1, 2], [3, 4], [5]]);
+    expect(chunkIds([1, 2], 2)).toEqual([[1, 2]]);
+    expect(chunkIds([], 3)).toEqual([]);
+  });
+
+  it('covers 100,000 ids in ten statements, each under every bind limit', () => {
+    const ids = Array.from({ length: 100_000 }, (_, i) => i + 1);
+    for (const dialect of ['postgres', 'mysql', 'sqlite'] as const) {
+      const chunks = chunkIds(ids, waiterChunkSize(dialect));
+      expect(chunks).toHaveLength(10);
+      expect(chunks.flat()).toEqual(ids);
+      expect(Math.max(...chunks.map((c) => c.length))).toBeLessThanOrEqual(BIND_LIMITS[dialect]);
+    }
+    expect(waiterChunkSize('sqlite')).toBe(WAITER_CHUNK);
+    expect(waiterChunkSize('sqlite', 32_000)).toBe(766);
+  });
+
+  it('refuses a size below 1', () => {
+    expect(() => chunkIds([1], 0)).toThrow(RangeError);
+  });
+});
+
+describe('WaiterRegistry', () => {
+  it('finds, takes and removes watches by id in O(1), counting watches and ids', () => {
+    const r = new WaiterRegistry<{ id: number; name: string }>();
+    const a = { id: 1, name: 'a' };
+    const b = { id: 1, name: 'b' };
+    const c = { id: 2, name: 'c' };
+    [a, b, c, a].forEach((w) => r.add(w)); // adding twice is a no-op
+    expect([r.size, r.idCount]).toEqual([3, 2]);
+    expect(r.ids().sort()).toEqual([1, 2]);
+    expect(r.remove(b)).toBe(true);
+    expect(r.remove(b)).toBe(false);
+    expect(r.take(1)).toEqual([a]);
+    expect(r.has(1)).toBe(false);
+    expect(r.take(1)).toEqual([]);
+    expect([r.size, r.idCount]).toEqual([1, 1]);
+    expect(r.clear()).toEqual([c]);
+    expect([r.size, r.idCount]).toEqual([0, 0]);
+  });
+});
+
+describe('sortByState', () => {
+  it('sorts rows into settled and open, and names the ids that were not found', () => {
+    const rows = [
+      { id: 1, state: 'done' },
+      { id: 2, state: 'running' },
+      { id: 3, state: 'failed' },
+      { id: 5, state: 'waiting' },
+      { id: 6, state: 'cancelled' },
+      { id: 7, state: 'ready' },
+      { id: 8, state: 'leased' },
+    ];
+    const out = sortByState([1, 2, 3, 4, 5, 6, 7, 8, 9], rows);
+    expect(out.settled.map((r) => r.id)).toEqual([1, 3, 6]);
+    expect(out.open.map((r) => r.id)).toEqual([2, 5, 7, 8]);
+    expect(out.missing).toEqual([4, 9]);
+  });
+
+  it('keeps the rows it was given (whole job views pass through)', () => {
+    const view = { id: 1, state: 'done', result: { url: 'x' } };
+    expect(sortByState([1], [view]).settled[0]).toBe(view);
+    expect(sortByState([], [])).toEqual({ settled: [], open: [], missing: [] });
+  });
+});
