@@ -12,6 +12,7 @@ import { collectEnvironment, ROOT } from './lib/env';
 import { renderText, type ScenarioReport } from './lib/report';
 import { writeResults } from './lib/results-file';
 import type { Scenario } from './lib/scenario';
+import { fairShareScale } from './scenarios/fair-share-scale';
 import { graphs } from './scenarios/graphs';
 import { memory } from './scenarios/memory';
 import { mysqlScenario } from './scenarios/mysql';
@@ -20,7 +21,7 @@ import { pgThroughput } from './scenarios/pg-throughput';
 import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 
-const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, memory];
+const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, memory, fairShareScale];
 
 async function main(): Promise<number> {
   let config;
