@@ -50,9 +50,8 @@ export class SlotPlanner {
     if (Date.now() - this.groups.at > GROUPS_TTL_MS) this.refresh(input.types);
     const list = this.groups.list;
     if (list.length === 1) {
-      // By name, not "any group": a burst of new groups must not go to whoever has the lowest ids.
       const limit = input.free + input.prefetch;
-      return { quotas: limit > 0 ? [{ group: list[0].group, limit }] : [] };
+      return { quotas: limit > 0 ? [{ limit }] : [] };
     }
     if (input.free <= 0) return { quotas: [] };
     // No groups seen yet (an idle worker just woken) or more than the slots: the rotation is fair
