@@ -49,6 +49,13 @@ export async function nextReadyGroups(
   lock = false,
 ): Promise<ProbedGroup[]> {
   const d = tx.dialect;
+  if (d.name === 'postgres' && !lock) {
+    // One round trip: the same walk as one recursive statement (migration 7).
+    const { rows } = await tx.run(
+      sql`SELECT group_key, weight FROM job_queue_ready_groups(${[...types]}::text[], ${from}::text, ${before ?? null}::text, ${max}::int)`,
+    );
+    return rows.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)) }));
+  }
   const index = d.name === 'mysql' ? sql` FORCE INDEX (jobs_ready_group_idx)` : sql``;
   const order = d.name === 'mysql' ? sql`group_key, neg_priority, id` : sql`group_key, priority DESC, id`;
   const upper = before === undefined ? sql`` : sql` AND group_key < ${before}`;
