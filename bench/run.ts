@@ -12,6 +12,7 @@ import { collectEnvironment, ROOT } from './lib/env';
 import { renderText, type ScenarioReport } from './lib/report';
 import { writeResults } from './lib/results-file';
 import type { Scenario } from './lib/scenario';
+import { fairShareScale } from './scenarios/fair-share-scale';
 import { graphs } from './scenarios/graphs';
 import { graphsLarge } from './scenarios/graphs-large';
 import { memory } from './scenarios/memory';
@@ -22,7 +23,9 @@ import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 import { waitersScenario } from './scenarios/waiters';
 
-const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario];
+const SCENARIOS: Scenario[] = [
+  pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale,
+];
 
 async function main(): Promise<number> {
   let config;

@@ -14,6 +14,13 @@ export interface ClaimRequest {
   /** Only jobs of these types (the ones the caller has handlers for). */
   types: readonly string[];
   quotas: readonly ClaimQuota[];
+  /**
+   * Slots to fill from the groups that follow the cluster's shared fair-share rotation cursor,
+   * by weighted round-robin (used when there are more ready groups than slots).
+   */
+  rotation?: number;
+  /** Group weights that override the `weight` stored with the jobs (for `rotation`). */
+  groupWeights?: Record<string, number>;
   leaseTtlMs: number;
   /**
    * The caller dispatches the jobs at once: write `running` and `started_at` in the claim

@@ -7,7 +7,8 @@ import type { ClaimRequest } from './claim-request';
 import { toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
-import { postgresClaimStatement } from './postgres.claim';
+import { postgresClaimStatement, postgresRotationClaimStatement } from './postgres.claim';
+import { claimRotation } from './rotation.claim';
 import { claimSqlite } from './sqlite.claim';
 import { withinLimits, type LimitRoom } from './within-limits';
 
@@ -16,7 +17,8 @@ import { withinLimits, type LimitRoom } from './within-limits';
  * written with this owner, a lease deadline and one more attempt; the rows come back ordered
  * by priority (highest first), then id.
  *
- * Without limits PostgreSQL claims with one function call (no explicit transaction) and SQLite
+ * Without limits PostgreSQL claims with one function call (no explicit transaction; the
+ * rotation claim, used when there are more ready groups than slots, is a second function) and SQLite
  * with one statement per quota inside BEGIN IMMEDIATE. With limits (cluster-wide
  * caps, or this process's per-type room) every dialect takes the same careful path: lock the
  * caps' rows, count what is in flight, lock candidates, keep those that fit, lease them.
@@ -26,11 +28,12 @@ export class ClaimService {
   constructor(private readonly db: JobQueueDatabase) {}
 
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
-    if (!request.types.length || !request.quotas.some((q) => q.limit > 0)) return [];
+    if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
     const byPriority = (rows: ClaimedJob[]) => rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
     if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room) {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
-      const { rows } = await this.db.run(postgresClaimStatement(request)!);
+      const statement = request.rotation ? postgresRotationClaimStatement(request) : postgresClaimStatement(request)!;
+      const { rows } = await this.db.run(statement);
       return byPriority(rows.map(toClaimedJob));
     }
     try {
@@ -45,12 +48,14 @@ export class ClaimService {
   private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
     const lockNames = relevantLimitLocks(request);
     if (!lockNames.length && !request.room) {
+      if (request.rotation) return claimRotation(tx, request);
       if (tx.dialect.name === 'sqlite') return claimSqlite(tx, request);
       return leaseJobs(tx, request, await selectClaimCandidates(tx, request));
     }
     const cluster = lockNames.length ? await roomUnderLimits(tx, request.limits!, lockNames) : {};
     const room = tighter(cluster, request.room ?? {});
     if ((room.total ?? 1) <= 0) return [];
+    if (request.rotation) return claimRotation(tx, request, room);
     const candidates = await selectClaimCandidates(tx, request);
     return leaseJobs(tx, request, withinLimits(candidates, room));
   }
@@ -62,7 +67,7 @@ function relevantLimitLocks(request: ClaimRequest): string[] {
   if (!limits) return [];
   const names: string[] = [];
   if (limits.global) names.push(limitLockName('global'));
-  const anyGroup = request.quotas.some((q) => q.group === undefined);
+  const anyGroup = (request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined);
   for (const g of Object.keys(limits.groups ?? {})) {
     if (anyGroup || request.quotas.some((q) => q.group === g)) names.push(limitLockName('group', g));
   }

@@ -16,3 +16,14 @@ export function postgresClaimStatement(request: ClaimRequest): Sql | null {
     ${grouped.map((q) => q.group)}::text[], ${grouped.map((q) => q.limit)}::int[], ${anyGroup}::int,
     ${request.leaseTtlMs}::float8, ${request.start === true})`;
 }
+
+/**
+ * PostgreSQL: one call of `job_queue_claim_rotation` (migration 7), the rotation claim of
+ * lib/claim/rotation.claim.ts in one round trip.
+ */
+export function postgresRotationClaimStatement(request: ClaimRequest): Sql {
+  const weights = Object.entries(request.groupWeights ?? {});
+  return sql`SELECT ${CLAIMED_COLUMNS} FROM job_queue_claim_rotation(${request.owner}, ${[...request.types]}::text[],
+    ${request.rotation ?? 0}::int, ${request.leaseTtlMs}::float8, ${request.start === true},
+    ${weights.map(([g]) => g)}::text[], ${weights.map(([, w]) => w)}::int[])`;
+}

@@ -14,6 +14,9 @@ import { JobQueueEnqueueFunctionPostgres1764835200000 } from './postgres/1764835
 import { JobQueueSettledNotifyPostgres1765400000001 } from './postgres/1765400000001-job-queue-settled-notify';
 import { JobQueueArchiveSqlite1764576000000 } from './sqlite/1764576000000-job-queue-archive';
 import { JobQueuePartialKeyIndexSqlite1764662400000 } from './sqlite/1764662400000-job-queue-partial-key-index';
+import { JobQueueRotationMysql1765000000001 } from './mysql/1765000000001-job-queue-rotation';
+import { JobQueueRotationPostgres1765000000001 } from './postgres/1765000000001-job-queue-rotation';
+import { JobQueueRotationSqlite1765000000001 } from './sqlite/1765000000001-job-queue-rotation';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -23,10 +26,11 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueClaimFunctionPostgres1764662400000,
     JobQueueCompleteFunctionPostgres1764748800000,
     JobQueueEnqueueFunctionPostgres1764835200000,
+    JobQueueRotationPostgres1765000000001,
     JobQueueSettledNotifyPostgres1765400000001,
   ],
-  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000],
-  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000],
+  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000, JobQueueRotationMysql1765000000001],
+  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000, JobQueueRotationSqlite1765000000001],
 };
 
 /** The schema migrations of one dialect, in order. */

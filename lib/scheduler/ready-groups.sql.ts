@@ -1,5 +1,4 @@
-import { claimableFilter } from '../claim/lease-assignments';
-import { sql } from '../database/sql';
+import { nextReadyGroups } from '../claim/rotation.sql';
 import type { SqlExecutor } from '../database/sql-executor';
 
 export interface ReadyGroup {
@@ -9,24 +8,11 @@ export interface ReadyGroup {
 }
 
 /**
- * The groups that have claimable jobs of these types, found by a loose index scan over the
- * ready group index (one probe per group, however many jobs each holds), with the weight of
- * each group's next job.
+ * The first `max` groups (in key order) that have claimable jobs of these types, with the
+ * weight of each group's next job: a loose index scan, one probe per group returned. The
+ * planner asks for one more than its concurrency, only to learn whether the groups fit in its
+ * slots; the cost does not grow with the number of groups.
  */
-export async function readyGroups(db: SqlExecutor, types: readonly string[], max = 1_000): Promise<ReadyGroup[]> {
-  const d = db.dialect;
-  const ready = claimableFilter(d, types, undefined);
-  const order = d.name === 'mysql' ? sql`neg_priority, id` : sql`priority DESC, id`;
-  const { rows } = await db.run(sql`
-    WITH RECURSIVE g (group_key) AS (
-      SELECT MIN(group_key) FROM jobs WHERE ${ready}
-      UNION ALL
-      SELECT (SELECT MIN(j.group_key) FROM jobs j WHERE ${claimableFilter(d, types, undefined, 'j')} AND j.group_key > g.group_key)
-      FROM g WHERE g.group_key IS NOT NULL
-    )
-    SELECT g.group_key,
-      (SELECT w.weight FROM jobs w WHERE ${claimableFilter(d, types, undefined, 'w')} AND w.group_key = g.group_key
-        ORDER BY ${order} LIMIT 1) AS weight
-    FROM g WHERE g.group_key IS NOT NULL LIMIT ${max}`);
-  return rows.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)) }));
+export function readyGroups(db: SqlExecutor, types: readonly string[], max: number): Promise<ReadyGroup[]> {
+  return nextReadyGroups(db, types, '', max);
 }

@@ -185,18 +185,20 @@ export class SchedulerService {
     if (!types.length) return;
     const capped = Object.keys(room).length > 0 || hasLimits(this.options);
     try {
-      const quotas = this.planner.plan({
+      const { quotas, rotation } = this.planner.plan({
         free,
         // Never prefetch under caps: a buffered job would hold capacity that is scarce by definition.
         prefetch: capped ? 0 : this.buffer.room(),
         types,
         inFlightByGroup: this.inFlightByGroup,
       });
-      if (!quotas.length) return;
+      if (!quotas.length && !rotation) return;
       const jobs = await this.claims.claim({
         owner: this.options.workerId,
         types,
         quotas,
+        rotation,
+        groupWeights: this.options.groupWeights,
         leaseTtlMs: this.options.leaseTtlMs,
         start: true,
         limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
@@ -211,9 +213,9 @@ export class SchedulerService {
       const fits = this.freeSlots();
       jobs.slice(0, fits).forEach((job) => this.dispatch(job));
       this.buffer.add(jobs.slice(fits));
-      const asked = quotas.reduce((n, q) => n + q.limit, 0);
+      const asked = quotas.reduce((n, q) => n + q.limit, rotation ?? 0);
       if (jobs.length >= asked) this.again = true; // there may be more
-      else if (quotas.some((q) => q.group !== undefined)) this.planner.invalidate(); // a group ran dry
+      else if (rotation || quotas.some((q) => q.group !== undefined)) this.planner.invalidate(); // a group ran dry
     } catch (err) {
       this.failed(err);
     }

@@ -15,12 +15,23 @@ export interface PlanInput {
   inFlightByGroup: ReadonlyMap<string, number>;
 }
 
+/** What to claim: per-group or any-group quotas, or slots to fill by the shared rotation. */
+export interface ClaimPlan {
+  quotas: ClaimQuota[];
+  rotation?: number;
+}
+
 /**
- * Turns free slots into claim quotas: per group by weighted fair share when several groups
- * have ready jobs, else one any-group quota (the only case where prefetching is worth it:
- * with several groups every slot is allocated when it frees). The ready groups are refreshed
- * in the background, so a claim never waits for them: an idle worker woken by a notification
- * claims at once with the groups it last saw.
+ * Turns free slots into a claim plan. One group with ready jobs: one quota for it (the only
+ * case where prefetching is worth it: with several groups every slot is allocated when it
+ * frees). Up to `concurrency` groups: per group by weighted fair share of the slots held.
+ * More groups than slots: the claim itself fills the free slots by weighted round-robin from
+ * the cluster's shared rotation cursor, so no group waits more than a round however many
+ * groups there are, and this process never lists them all.
+ *
+ * The ready groups (at most concurrency + 1 of them, enough to tell the cases apart) are
+ * refreshed in the background, so a claim never waits for them: an idle worker woken by a
+ * notification claims at once with the groups it last saw.
  */
 export class SlotPlanner {
   private groups: { list: ReadyGroup[]; at: number } = { list: [], at: 0 };
@@ -31,24 +42,28 @@ export class SlotPlanner {
     private readonly db: SqlExecutor,
     private readonly concurrency: number,
     private readonly groupWeights: Record<string, number>,
-    /** Called when a second group appears, so the caller re-plans by fair share. */
+    /** Called when the first or a second group appears, so the caller re-plans. */
     private readonly onGroupsGrew: () => void,
   ) {}
 
-  plan(input: PlanInput): ClaimQuota[] {
+  plan(input: PlanInput): ClaimPlan {
     if (Date.now() - this.groups.at > GROUPS_TTL_MS) this.refresh(input.types);
     const list = this.groups.list;
-    if (list.length <= 1) {
+    if (list.length === 1) {
       const limit = input.free + input.prefetch;
-      return limit > 0 ? [{ limit }] : [];
+      return { quotas: limit > 0 ? [{ limit }] : [] };
     }
-    if (input.free <= 0) return [];
+    if (input.free <= 0) return { quotas: [] };
+    // No groups seen yet (an idle worker just woken) or more than the slots: the rotation is fair
+    // whatever arrived, and never lists the groups.
+    if (list.length === 0 || list.length > this.concurrency) return { quotas: [], rotation: input.free };
     const demand = list.map((g) => ({
       group: g.group,
       weight: this.groupWeights[g.group] ?? g.weight,
       inFlight: input.inFlightByGroup.get(g.group) ?? 0,
     }));
-    return [...fairShare(demand, this.concurrency, input.free, this.fair)].map(([group, limit]) => ({ group, limit }));
+    const quotas = [...fairShare(demand, this.concurrency, input.free, this.fair)].map(([group, limit]) => ({ group, limit }));
+    return { quotas };
   }
 
   /** A group quota came back short: look at the groups again before the next plan. */
@@ -58,9 +73,10 @@ export class SlotPlanner {
 
   private refresh(types: string[]): void {
     if (this.refreshing) return;
-    this.refreshing = readyGroups(this.db, types)
+    this.refreshing = readyGroups(this.db, types, this.concurrency + 1)
       .then((list) => {
-        const grew = list.length > 1 && this.groups.list.length <= 1;
+        const before = this.groups.list.length;
+        const grew = (before === 0 && list.length > 0) || (before <= 1 && list.length > 1);
         this.groups = { list, at: Date.now() };
         if (grew) this.onGroupsGrew();
       })

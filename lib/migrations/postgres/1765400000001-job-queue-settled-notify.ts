@@ -16,7 +16,7 @@ const IDS_PER_NOTIFICATION = 390;
  * every UPDATE of jobs (claims, heartbeats too) and finds no terminal row there.
  */
 export class JobQueueSettledNotifyPostgres1765400000001 extends JobQueueMigration {
-  readonly version = 7;
+  readonly version = 8;
   readonly name = 'JobQueueSettledNotify1765400000001';
   protected readonly upSql = [
     `CREATE FUNCTION job_queue_notify_settled() RETURNS trigger LANGUAGE plpgsql AS $body$

@@ -1,0 +1,222 @@
+/**
+ * fair-share-scale — fair share with many tenants. For each case, on a fresh database: enqueue
+ * G groups × J jobs of ~2 ms (a 2 ms timer) with no worker running, jobs of one group
+ * interleaved with the others' in id order, then start one worker in this process (concurrency
+ * 10, defaults otherwise) and time first handler start → every job finalized in the database.
+ * Reported: jobs/s and its ratio to the one-group case, p50/p99/max over groups of each group's
+ * first start (ms after the first handler start), and Jain's fairness index of the slots each
+ * group got while all were still backlogged (the first Σ weight × (J − 1) starts; 1.0 =
+ * perfectly equal). The weighted case puts 2 groups of weight 10 (10 × J jobs each) among 1,000
+ * of weight 1 and reports Jain's index of slots ÷ weight, and the heavy groups' slots over the
+ * light groups' mean.
+ * PostgreSQL up to 100,000 groups; MariaDB and SQLite up to 10,000.
+ */
+import { Injectable, Module, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { JobContext, JobHandler, JobQueueModule, JobQueueService, type Dialect, type GraphNode, type JobQueueModuleOptions } from 'nestjs-sql-job-queue';
+import { FailureLog } from '../lib/correctness';
+import { withDatabase } from '../lib/databases';
+import { cell, num } from '../lib/format';
+import { ourOptions } from '../lib/ours/our-app';
+import type { ScenarioReport, Table } from '../lib/report';
+import type { BenchContext, Scenario } from '../lib/scenario';
+import { RunSeries, percentile } from '../lib/stats';
+
+interface Start {
+  group: string;
+  at: number;
+}
+const starts: Start[] = [];
+
+@Injectable()
+class TenantJobs {
+  @JobHandler('tenant-work')
+  async work(args: { ms: number }, ctx: JobContext): Promise<void> {
+    starts.push({ group: ctx.group, at: performance.now() });
+    await new Promise((r) => setTimeout(r, args.ms));
+  }
+}
+
+@Module({})
+class FairBenchModule {
+  static with(options: JobQueueModuleOptions, handlers: boolean): DynamicModule {
+    return { module: FairBenchModule, imports: [JobQueueModule.forRoot(options)], providers: handlers ? [TenantJobs] : [] };
+  }
+}
+
+interface Case {
+  label: string;
+  groups: number;
+  perGroup: number;
+  /** Weight 10 for these group indexes, 1 for the others. */
+  heavy?: number[];
+  /** Overrides the worker's prefetch (default: concurrency). */
+  prefetch?: number;
+}
+
+const JOB_MS = 2;
+
+function cases(dialect: Dialect, quick: boolean): Case[] {
+  // MariaDB and SQLite: up to 10,000 groups, a quarter of the jobs (J ≥ 2), to keep the run short.
+  const scale = quick ? 8 : dialect === 'postgres' ? 1 : 4;
+  const c = (groups: number, perGroup: number, extra: Partial<Case> = {}): Case => {
+    const j = Math.max(2, Math.round(perGroup / scale));
+    const base = `${num(groups - (extra.heavy?.length ?? 0))} × ${num(j)}`;
+    const label = extra.heavy ? `weighted: ${extra.heavy.length} × w10 (${num(10 * j)} jobs) + ${base} w1` : `${base}${extra.prefetch === 0 ? ', prefetch 0' : ''}`;
+    return { label, groups, perGroup: j, ...extra };
+  };
+  const all = [
+    c(1, 16_000),
+    // Reference: with several groups nothing is prefetched (every slot is allocated when it frees).
+    c(1, 16_000, { prefetch: 0 }),
+    c(100, 160),
+    c(1_000, 16),
+    c(1_600, 10), // the issue's starvation case: g01000–g01599 waited for the first 1,000 to drain
+    c(10_000, 2),
+    c(100_000, 2),
+    c(1_002, 16, { heavy: [250, 750] }),
+  ];
+  const max = quick ? 1_600 : dialect === 'postgres' ? 100_000 : 10_000;
+  return all.filter((x) => x.groups <= max);
+}
+
+const groupKey = (i: number) => `t${String(i).padStart(6, '0')}`;
+
+/** Jain's fairness index of x: (Σx)² / (n · Σx²); 1 when all equal. */
+export function jain(x: readonly number[]): number {
+  const sum = x.reduce((a, b) => a + b, 0);
+  const sq = x.reduce((a, b) => a + b * b, 0);
+  return sq ? (sum * sum) / (x.length * sq) : 1;
+}
+
+interface RunResult {
+  rate: number;
+  firstP50: number;
+  firstP99: number;
+  firstMax: number;
+  jain: number;
+  heavyRatio?: number;
+}
+
+async function runCase(dialect: Dialect, c: Case): Promise<RunResult> {
+  return withDatabase(dialect, async (db) => {
+    const boot = (options: JobQueueModuleOptions, handlers: boolean) =>
+      NestFactory.createApplicationContext(FairBenchModule.with(options, handlers), { logger: ['error', 'warn'] });
+    const enqueuer = await boot({ dialect, url: db.location, worker: false, externalTypes: ['tenant-work'] } as JobQueueModuleOptions, false);
+    const weightOf = (g: number) => (c.heavy?.includes(g) ? 10 : 1);
+    let batch: GraphNode[] = [];
+    const queue = enqueuer.get(JobQueueService);
+    // A heavy group gets weight × J jobs, so it stays backlogged as long as the light ones.
+    const jobsOf = (g: number) => weightOf(g) * c.perGroup;
+    const total = Array.from({ length: c.groups }, (_, g) => jobsOf(g)).reduce((a, b) => a + b, 0);
+    for (let j = 0; j < c.perGroup * 10; j++) {
+      for (let g = 0; g < c.groups; g++) {
+        if (j >= jobsOf(g)) continue;
+        batch.push({ ref: `${g}.${j}`, type: 'tenant-work', group: groupKey(g), weight: weightOf(g), args: { ms: JOB_MS } });
+        if (batch.length === 2_000) {
+          await queue.enqueueGraph(batch);
+          batch = [];
+        }
+      }
+    }
+    if (batch.length) await queue.enqueueGraph(batch);
+    const probe = await db.probe();
+    starts.length = 0;
+    const worker = await boot(ourOptions(dialect, db.location, c.prefetch === undefined ? {} : { prefetch: c.prefetch }), true);
+    try {
+      const deadline = Date.now() + 30 * 60_000;
+      for (;;) {
+        if (starts.length >= total && (await probe.scalar(`SELECT COUNT(*) FROM jobs WHERE state = 'done'`)) === total) break;
+        if (Date.now() > deadline) throw new Error(`${c.label}: not finished in 30 minutes`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const end = performance.now();
+      const t0 = starts[0].at;
+      const first = new Map<string, number>();
+      for (const s of starts) if (!first.has(s.group)) first.set(s.group, s.at - t0);
+      const firsts = [...first.values()];
+      // Slots per group while every group still had work: under fair share no group drains before G × (J − 1) starts.
+      const window = starts.slice(0, Array.from({ length: c.groups }, (_, g) => weightOf(g) * (c.perGroup - 1)).reduce((a, b) => a + b, 0));
+      const slots = new Map<string, number>();
+      for (const s of window) slots.set(s.group, (slots.get(s.group) ?? 0) + 1);
+      const perWeight = Array.from({ length: c.groups }, (_, g) => (slots.get(groupKey(g)) ?? 0) / weightOf(g));
+      const lightMean = perWeight.filter((_, g) => weightOf(g) === 1).reduce((a, b) => a + b, 0) / (c.groups - (c.heavy?.length ?? 0));
+      return {
+        rate: total / ((end - t0) / 1000),
+        firstP50: percentile(firsts, 50),
+        firstP99: percentile(firsts, 99),
+        firstMax: Math.max(...firsts),
+        jain: c.perGroup > 1 ? jain(perWeight) : NaN,
+        heavyRatio: c.heavy ? c.heavy.map((g) => slots.get(groupKey(g)) ?? 0).reduce((a, b) => a + b, 0) / c.heavy.length / lightMean : undefined,
+      };
+    } finally {
+      await worker.close();
+      await enqueuer.close();
+    }
+  });
+}
+
+export const fairShareScale: Scenario = {
+  name: 'fair-share-scale',
+  async run(ctx: BenchContext): Promise<ScenarioReport> {
+    const failures = new FailureLog();
+    const tables: Table[] = [];
+    // FAIR_SHARE_DIALECTS=postgres limits the run to some dialects.
+    const dialects = (process.env.FAIR_SHARE_DIALECTS ?? 'postgres,mysql,sqlite').split(',') as Dialect[];
+    for (const dialect of dialects) {
+      const series = new Map<string, RunSeries>();
+      const list = cases(dialect, ctx.config.quick);
+      for (let run = 1; run <= ctx.config.runs; run++) {
+        for (const c of list) {
+          try {
+            const r = await runCase(dialect, c);
+            const s = series.get(c.label) ?? new RunSeries();
+            series.set(c.label, s);
+            s.add('rate', r.rate);
+            s.add('p50', r.firstP50);
+            s.add('p99', r.firstP99);
+            s.add('max', r.firstMax);
+            if (Number.isFinite(r.jain)) s.add('jain', r.jain);
+            if (r.heavyRatio !== undefined) s.add('heavy', r.heavyRatio);
+            ctx.progress(
+              `[${dialect}] ${c.label} run ${run}/${ctx.config.runs}: ${num(r.rate)} jobs/s, first start p50 ${num(r.firstP50)} / p99 ${num(r.firstP99)} / max ${num(r.firstMax)} ms, ` +
+                `Jain ${num(r.jain, 3)}${r.heavyRatio !== undefined ? `, heavy ÷ light ${num(r.heavyRatio, 1)}` : ''}`,
+            );
+          } catch (err) {
+            failures.add(`[${dialect}] ${c.label} run ${run}`, [(err as Error).message]);
+          }
+        }
+      }
+      const one = series.get(list[0].label)?.get('rate')?.median;
+      tables.push({
+        title: `Fair share at scale, ${dialect} — one worker, concurrency 10, ${JOB_MS} ms jobs, median (min–max) of ${ctx.config.runs} run(s)`,
+        columns: ['groups × jobs', 'jobs/s', 'vs 1 group', 'first start p50 ms', 'p99 ms', 'max ms', 'Jain (slots ÷ weight)', 'heavy ÷ light'],
+        rows: list.map((c) => {
+          const s = series.get(c.label);
+          const rate = s?.get('rate');
+          return [
+            c.label,
+            cell(rate),
+            rate && one ? `${num(rate.median / one, 2)}×` : 'n/a',
+            cell(s?.get('p50')),
+            cell(s?.get('p99')),
+            cell(s?.get('max')),
+            cell(s?.get('jain'), 3),
+            cell(s?.get('heavy'), 1),
+          ];
+        }),
+        notes: [
+          'jobs/s = jobs ÷ (first handler start → database shows every job done). First start = ms after the first handler start, over groups.',
+          "Jain = Jain's fairness index of each group's slots ÷ its weight over the first Σ weight × (J − 1) starts, while every group still had work (n/a with J = 1).",
+        ],
+      });
+    }
+    return {
+      name: this.name,
+      description: 'Throughput, time to first start per group and fairness of slots with 1 to 100,000 backlogged groups, per dialect.',
+      settings: [`one worker in the bench process: concurrency 10, prefetch 10 (default), pollIntervalMs 1000; jobs sleep ${JOB_MS} ms; enqueued before the worker starts, groups interleaved in id order`],
+      tables,
+      failures: failures.entries,
+    };
+  },
+};

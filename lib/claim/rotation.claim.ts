@@ -1,0 +1,37 @@
+import type { SqlExecutor } from '../database/sql-executor';
+import { selectClaimCandidates } from './claim-candidates.sql';
+import type { ClaimRequest } from './claim-request';
+import type { ClaimedJob } from './claimed-job';
+import { leaseJobs } from './lease-jobs.sql';
+import { planRotation } from './rotation-plan';
+import { lockRotationCursor, nextReadyGroups, saveRotationCursor } from './rotation.sql';
+import { withinLimits, type LimitRoom } from './within-limits';
+
+/**
+ * Claims `request.rotation` slots from the groups that follow the shared rotation cursor (see
+ * planRotation), inside the caller's transaction, and moves the cursor past them. Cost: one
+ * statement per group served (plus one per group given more than one slot), whatever the
+ * number of groups. With `room` (caps), the
+ * candidates are trimmed to what fits; the cursor still moves on, so a group at its cap does
+ * not hold up the others.
+ */
+export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room?: LimitRoom): Promise<ClaimedJob[]> {
+  const slots = request.rotation ?? 0;
+  if (slots <= 0) return [];
+  const cursor = await lockRotationCursor(tx);
+  // One more than the slots: the cursor's own group may have had its whole visit already.
+  const want = slots + 1;
+  const ahead = await nextReadyGroups(tx, request.types, cursor.group, want, undefined, true);
+  const wrapped = ahead.length < want ? await nextReadyGroups(tx, request.types, '', want - ahead.length, ahead[0]?.group, true) : [];
+  const probed = new Map([...ahead, ...wrapped].map((g) => [g.group, g]));
+  const weights = request.groupWeights ?? {};
+  const plan = planRotation([...probed.values()].map((g) => ({ group: g.group, weight: weights[g.group] ?? g.weight })), cursor, slots);
+  if (!plan.quotas.length) return [];
+  // A group with one slot takes the job its probe locked; a larger share is read in one more statement.
+  const single = plan.quotas.filter((q) => q.limit === 1).map((q) => probed.get(q.group!)!.next!);
+  const more = await selectClaimCandidates(tx, { ...request, quotas: plan.quotas.filter((q) => q.limit > 1) });
+  const candidates = [...single, ...more].sort((a, b) => b.priority - a.priority || a.id - b.id);
+  const claimed = await leaseJobs(tx, request, room ? withinLimits(candidates, room) : candidates);
+  if (plan.cursor.group !== cursor.group || plan.cursor.served !== cursor.served) await saveRotationCursor(tx, plan.cursor);
+  return claimed;
+}

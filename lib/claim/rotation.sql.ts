@@ -1,0 +1,76 @@
+import { sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
+import { claimableFilter } from './lease-assignments';
+import type { RotationCursor, RotationGroup } from './rotation-plan';
+
+const CURSOR = 'fair-share';
+
+/**
+ * Reads the shared rotation cursor, locked until the claim commits, so that concurrent claimers
+ * take successive groups instead of the same ones. SQLite's BEGIN IMMEDIATE already excludes
+ * every other writer.
+ */
+export async function lockRotationCursor(tx: SqlExecutor): Promise<RotationCursor> {
+  const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
+  const { rows } = await tx.run(sql`SELECT group_key, served FROM job_queue_rotation WHERE name = ${CURSOR}${lock}`);
+  return rows.length ? { group: String(rows[0].group_key), served: Number(rows[0].served) } : { group: '', served: 0 };
+}
+
+export async function saveRotationCursor(tx: SqlExecutor, cursor: RotationCursor): Promise<void> {
+  await tx.run(sql`UPDATE job_queue_rotation SET group_key = ${cursor.group}, served = ${cursor.served} WHERE name = ${CURSOR}`);
+}
+
+/** A group found by the probe; with `lock`, also its next job, locked. */
+export interface ProbedGroup extends RotationGroup {
+  next?: ClaimedJob;
+}
+
+/**
+ * Up to `max` groups with claimable jobs, in group index order from `from` (inclusive) and
+ * below `before` if given, each with the weight of its next job: a loose index scan, one
+ * statement per group, each a read of the ready group index that stops at its first row, so
+ * the cost follows the groups returned, however many groups and jobs lie elsewhere.
+ *
+ * With `lock` (inside a claim) each probe also returns that next job, locked with SKIP LOCKED
+ * on PostgreSQL and MySQL: a group whose jobs other claimers hold is passed over, and a group
+ * given one slot needs no second statement.
+ *
+ * Not MIN(group_key), nor a recursive CTE: on a table not analyzed yet PostgreSQL aggregates
+ * every ready row for MIN, and MariaDB walks the index from its start for a probe inside a
+ * recursive CTE (measured: 35 ms per probe at 30,000 groups, against 0.05 ms for this one).
+ */
+export async function nextReadyGroups(
+  tx: SqlExecutor,
+  types: readonly string[],
+  from: string,
+  max: number,
+  before?: string,
+  lock = false,
+): Promise<ProbedGroup[]> {
+  const d = tx.dialect;
+  if (d.name === 'postgres' && !lock) {
+    // One round trip: the same walk as one recursive statement (migration 7).
+    const { rows } = await tx.run(
+      sql`SELECT group_key, weight FROM job_queue_ready_groups(${[...types]}::text[], ${from}::text, ${before ?? null}::text, ${max}::int)`,
+    );
+    return rows.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)) }));
+  }
+  const index = d.name === 'mysql' ? sql` FORCE INDEX (jobs_ready_group_idx)` : sql``;
+  const order = d.name === 'mysql' ? sql`group_key, neg_priority, id` : sql`group_key, priority DESC, id`;
+  const upper = before === undefined ? sql`` : sql` AND group_key < ${before}`;
+  const columns = lock ? sql`${CLAIMED_COLUMNS}, weight` : sql`group_key, weight`;
+  const locking = lock && d.name !== 'sqlite' ? sql` FOR UPDATE SKIP LOCKED` : sql``;
+  const found: ProbedGroup[] = [];
+  let after: string | undefined;
+  while (found.length < max) {
+    const lower = after === undefined ? sql`group_key >= ${from}` : sql`group_key > ${after}`;
+    const { rows } = await tx.run(sql`SELECT ${columns} FROM jobs${index}
+      WHERE ${claimableFilter(d, types, undefined)} AND ${lower}${upper}
+      ORDER BY ${order} LIMIT 1${locking}`);
+    if (!rows.length) break;
+    after = String(rows[0].group_key);
+    found.push({ group: after, weight: Math.max(1, Number(rows[0].weight ?? 1)), next: lock ? toClaimedJob(rows[0]) : undefined });
+  }
+  return found;
+}
