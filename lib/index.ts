@@ -12,6 +12,8 @@ export {
 } from './handlers/job-abort.errors';
 export type { WaitForOptions } from './job-queue.service';
 export type { QueueStats } from './stats/queue-stats';
+export type { FindOptions, FindResult, JobFilter } from './query/job-filter';
+export type { JobGraph } from './query/job-query.service';
 export type {
   Dialect,
   JobQueueLimits,

@@ -22,6 +22,7 @@ import { JobQueueOrchestrator } from './scheduler/job-queue.orchestrator';
 import { SchedulerService } from './scheduler/scheduler.service';
 import { SweepsService } from './sweeps/sweeps.service';
 import { resolveOptions } from './options/resolve-options';
+import { JobQueryService } from './query/job-query.service';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -47,6 +48,7 @@ import { resolveOptions } from './options/resolve-options';
     JobHandlerExplorer,
     ClaimService,
     JobQueueService,
+    JobQueryService,
     JobQueueEvents,
     FinalizeService,
     SchedulerService,

@@ -20,6 +20,8 @@ import { JOB_QUEUE_OPTIONS } from './job-queue.constants';
 import type { ResolvedJobQueueOptions } from './job-queue.options';
 import { TERMINAL_STATES, type EnqueueInput, type EnqueueOptions, type GraphIds, type GraphNode, type JobView } from './job.types';
 import { JobQueueConnection } from './database/job-queue.connection';
+import { JobQueryService, type JobGraph } from './query/job-query.service';
+import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 
 export interface WaitForOptions {
   /** Reject with `WaitForTimeoutError` after this long. Default: wait until the job finishes. */
@@ -36,6 +38,7 @@ export class JobQueueService {
     private readonly connection: JobQueueConnection,
     private readonly registry: JobHandlerRegistry,
     private readonly events: JobQueueEvents,
+    private readonly queries: JobQueryService,
   ) {
     this.db = connection.db;
   }
@@ -147,6 +150,20 @@ export class JobQueueService {
     const windowMs = options.windowMs ?? 5 * 60_000;
     if (!Number.isInteger(windowMs) || windowMs <= 0) throw new InvalidJobError('windowMs', 'a positive integer', windowMs);
     return readQueueStats(this.db, windowMs);
+  }
+
+  /**
+   * A page of jobs matching `filter` (fields combined with AND), newest first. Pass
+   * `nextCursor` back as `cursor` for the next page; it is null after the last one.
+   * Invalid filters, limits (1–500) and cursors throw `InvalidQueryError`.
+   */
+  find<TArgs = unknown, TResult = unknown>(filter: JobFilter = {}, options: FindOptions = {}): Promise<FindResult<TArgs, TResult>> {
+    return this.queries.find<TArgs, TResult>(filter, options);
+  }
+
+  /** Every job connected to this one by dependencies or containment (up to 10,000, then `truncated`). */
+  getGraph(id: number): Promise<JobGraph> {
+    return this.queries.getGraph(id);
   }
 
   private settledOrTimeout(id: number, ms: number): Promise<void> {
