@@ -23,6 +23,9 @@ import { SchedulerService } from './scheduler/scheduler.service';
 import { SweepsService } from './sweeps/sweeps.service';
 import { resolveOptions } from './options/resolve-options';
 import { JobQueryService } from './query/job-query.service';
+import { JobAdminService } from './query/job-admin.service';
+import { PauseService } from './pause/pause.service';
+import { PausedWork } from './pause/paused-work';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -49,6 +52,9 @@ import { JobQueryService } from './query/job-query.service';
     ClaimService,
     JobQueueService,
     JobQueryService,
+    JobAdminService,
+    PauseService,
+    PausedWork,
     JobQueueEvents,
     FinalizeService,
     SchedulerService,

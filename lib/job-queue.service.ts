@@ -20,6 +20,9 @@ import { JOB_QUEUE_OPTIONS } from './job-queue.constants';
 import type { ResolvedJobQueueOptions } from './job-queue.options';
 import { TERMINAL_STATES, type EnqueueInput, type EnqueueOptions, type GraphIds, type GraphNode, type JobView } from './job.types';
 import { JobQueueConnection } from './database/job-queue.connection';
+import { JobAdminService } from './query/job-admin.service';
+import { PauseService } from './pause/pause.service';
+import type { PauseTarget } from './pause/pause-target';
 import { JobQueryService, type JobGraph } from './query/job-query.service';
 import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 
@@ -39,6 +42,8 @@ export class JobQueueService {
     private readonly registry: JobHandlerRegistry,
     private readonly events: JobQueueEvents,
     private readonly queries: JobQueryService,
+    private readonly admin: JobAdminService,
+    private readonly pauses: PauseService,
   ) {
     this.db = connection.db;
   }
@@ -164,6 +169,41 @@ export class JobQueueService {
   /** Every job connected to this one by dependencies or containment (up to 10,000, then `truncated`). */
   getGraph(id: number): Promise<JobGraph> {
     return this.queries.getGraph(id);
+  }
+
+  /**
+   * Retries every failed or cancelled job the filter selects, as `retry(id)` would (dependents
+   * re-open), in short transactions of 100 jobs. Resolves with how many it retried.
+   */
+  retryMany(filter: JobFilter = {}): Promise<{ count: number }> {
+    return this.admin.retryMany(filter);
+  }
+
+  /**
+   * Cancels every unfinished job the filter selects, as `cancel(id)` would (dependents and
+   * container subtrees too), in short transactions of 100 jobs. Resolves with how many it cancelled.
+   */
+  cancelMany(filter: JobFilter = {}): Promise<{ count: number }> {
+    return this.admin.cancelMany(filter);
+  }
+
+  /**
+   * Stops every worker of the cluster from starting jobs of this type or group, within one poll
+   * interval (at once on PostgreSQL). Running jobs finish; enqueue still works; the pause is
+   * stored in the database and survives restarts. `pause({})` throws `InvalidPauseTargetError`.
+   */
+  pause(target: PauseTarget): Promise<void> {
+    return this.pauses.pause(target);
+  }
+
+  /** Lifts a pause; workers claim the type's or group's jobs again. Resuming what is not paused changes nothing. */
+  resume(target: PauseTarget): Promise<void> {
+    return this.pauses.resume(target);
+  }
+
+  /** What is paused now, cluster-wide. */
+  listPaused(): Promise<Array<{ type?: string; group?: string }>> {
+    return this.pauses.listPaused();
   }
 
   private settledOrTimeout(id: number, ms: number): Promise<void> {

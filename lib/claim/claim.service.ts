@@ -28,7 +28,10 @@ export class ClaimService {
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     if (!request.types.length || !request.quotas.some((q) => q.limit > 0)) return [];
     const byPriority = (rows: ClaimedJob[]) => rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
-    if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room) {
+    // job_queue_claim knows nothing of paused groups: it serves a claim whose any-group quota
+    // could reach one only when none is paused (per-group quotas never name a paused group).
+    const pausedReachable = !!request.excludeGroups?.length && request.quotas.some((q) => q.group === undefined && q.limit > 0);
+    if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !pausedReachable) {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
       const { rows } = await this.db.run(postgresClaimStatement(request)!);
       return byPriority(rows.map(toClaimedJob));

@@ -23,3 +23,9 @@ export function claimableFilter(dialect: SqlDialect, types: readonly string[], g
     group === undefined ? sql`` : sql` AND ${c('group_key')} = ${group}`
   }`;
 }
+
+/** ` AND group_key NOT IN (…)` for paused groups; empty when none is paused. */
+export function pausedGroupsFilter(dialect: SqlDialect, groups: readonly string[] | undefined): Sql {
+  if (!groups?.length) return sql``;
+  return dialect.name === 'postgres' ? sql` AND group_key <> ALL(${[...groups]}::text[])` : sql` AND group_key NOT IN (${sql.list(groups)})`;
+}

@@ -16,6 +16,9 @@ import { JobQueuePartialKeyIndexSqlite1764662400000 } from './sqlite/17646624000
 import { JobQueueQueryIndexesMysql1765100000001 } from './mysql/1765100000001-job-queue-query-indexes';
 import { JobQueueQueryIndexesPostgres1765100000001 } from './postgres/1765100000001-job-queue-query-indexes';
 import { JobQueueQueryIndexesSqlite1765100000001 } from './sqlite/1765100000001-job-queue-query-indexes';
+import { JobQueuePausedMysql1765100000002 } from './mysql/1765100000002-job-queue-paused';
+import { JobQueuePausedPostgres1765100000002 } from './postgres/1765100000002-job-queue-paused';
+import { JobQueuePausedSqlite1765100000002 } from './sqlite/1765100000002-job-queue-paused';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -26,9 +29,10 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueCompleteFunctionPostgres1764748800000,
     JobQueueEnqueueFunctionPostgres1764835200000,
     JobQueueQueryIndexesPostgres1765100000001,
+    JobQueuePausedPostgres1765100000002,
   ],
-  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000, JobQueueQueryIndexesMysql1765100000001],
-  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000, JobQueueQueryIndexesSqlite1765100000001],
+  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000, JobQueueQueryIndexesMysql1765100000001, JobQueuePausedMysql1765100000002],
+  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000, JobQueueQueryIndexesSqlite1765100000001, JobQueuePausedSqlite1765100000002],
 };
 
 /** The schema migrations of one dialect, in order. */

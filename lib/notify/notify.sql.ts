@@ -3,8 +3,11 @@ import type { SqlExecutor } from '../database/sql-executor';
 
 export const NOTIFY_CHANNEL = 'nestjs_sql_job_queue';
 
-/** Payloads: `r` = ready work exists; `c:<id>` = job <id> was cancelled while it may be running. */
-export type NotifyPayload = 'r' | `c:${number}`;
+/**
+ * Payloads: `r` = ready work exists; `c:<id>` = job <id> was cancelled while it may be running;
+ * `p` = the paused types or groups changed.
+ */
+export type NotifyPayload = 'r' | 'p' | `c:${number}`;
 
 /**
  * PostgreSQL only: NOTIFY inside the caller's transaction, delivered to listeners when (and

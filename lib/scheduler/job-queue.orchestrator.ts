@@ -15,10 +15,11 @@ import { JobHandlerRegistry } from '../handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
+import { PausedWork } from '../pause/paused-work';
 import { SweepsService } from '../sweeps/sweeps.service';
 import { SchedulerService } from './scheduler.service';
 
-const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention'] as const;
+const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention', 'pause'] as const;
 
 /**
  * Owns the timers and the order of start and shutdown.
@@ -47,6 +48,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     private readonly listener: PgNotifyListener,
     private readonly events: JobQueueEvents,
     private readonly timers: SchedulerRegistry,
+    private readonly paused: PausedWork,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -60,6 +62,10 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
       await this.listener.start(this.connection.dataSource, (payload) => this.onNotification(payload));
     }
     const o = this.options;
+    // Paused types and groups (persisted) hold from the first claim; re-read every half poll
+    // interval, so a pause reaches every worker within one, and at once on a notification.
+    await this.paused.refresh();
+    this.every('pause', Math.max(10, Math.floor(o.pollIntervalMs / 2)), () => this.refreshPaused());
     this.every('poll', o.pollIntervalMs, () => this.scheduler.trigger());
     this.every('heartbeat', o.heartbeatIntervalMs, () => this.scheduler.heartbeat());
     this.every('reclaim', o.reclaimIntervalMs, () => this.sweeps.reclaim());
@@ -76,7 +82,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    for (const name of ['poll', 'reclaim', 'timeout', 'retention'] as const) this.clear(name);
+    for (const name of ['poll', 'pause', 'reclaim', 'timeout', 'retention'] as const) this.clear(name);
     await this.listener.stop();
     await this.sweeps.idle();
     const { finished, handedBack } = await this.scheduler.drain(this.options.shutdownGraceMs);
@@ -92,7 +98,12 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
 
   private onNotification(payload: string): void {
     if (payload === 'r') this.scheduler.trigger();
+    else if (payload === 'p') void this.refreshPaused();
     else if (payload.startsWith('c:')) this.events.cancelled([Number(payload.slice(2))]);
+  }
+
+  private refreshPaused(): Promise<void> {
+    return this.paused.refresh().catch((err) => this.logger.warn(`could not read paused types and groups (${(err as Error).message}); retrying`));
   }
 
   private every(name: (typeof TIMERS)[number], ms: number, run: () => unknown): void {

@@ -13,6 +13,8 @@ export interface PlanInput {
   prefetch: number;
   types: string[];
   inFlightByGroup: ReadonlyMap<string, number>;
+  /** Paused groups: given no slots (the claim excludes them too). */
+  pausedGroups?: ReadonlySet<string>;
 }
 
 /**
@@ -37,10 +39,14 @@ export class SlotPlanner {
 
   plan(input: PlanInput): ClaimQuota[] {
     if (Date.now() - this.groups.at > GROUPS_TTL_MS) this.refresh(input.types);
-    const list = this.groups.list;
+    const paused = input.pausedGroups;
+    const list = paused?.size ? this.groups.list.filter((g) => !paused.has(g.group)) : this.groups.list;
     if (list.length <= 1) {
       const limit = input.free + input.prefetch;
-      return limit > 0 ? [{ limit }] : [];
+      if (limit <= 0) return [];
+      // With groups paused, name the one group left: a per-group claim never walks a paused group's rows.
+      if (paused?.size && this.groups.list.length) return list.length ? [{ group: list[0].group, limit }] : [];
+      return [{ limit }];
     }
     if (input.free <= 0) return [];
     const demand = list.map((g) => ({
