@@ -17,10 +17,11 @@ import { memory } from './scenarios/memory';
 import { mysqlScenario } from './scenarios/mysql';
 import { pgLatency } from './scenarios/pg-latency';
 import { pgThroughput } from './scenarios/pg-throughput';
+import { queryScenario } from './scenarios/query';
 import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 
-const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, memory];
+const SCENARIOS: Scenario[] = [pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, memory, queryScenario];
 
 async function main(): Promise<number> {
   let config;

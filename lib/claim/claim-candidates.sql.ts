@@ -3,7 +3,7 @@ import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
 import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { claimableFilter, pausedGroupsFilter } from './lease-assignments';
+import { claimableFilter, pausedGroupsFilter, readyIndexHint } from './lease-assignments';
 
 /**
  * The ready rows a claim would take, locked: exclusive `FOR UPDATE SKIP LOCKED` on PostgreSQL
@@ -16,7 +16,7 @@ import { claimableFilter, pausedGroupsFilter } from './lease-assignments';
 export function claimCandidatesStatement(d: SqlDialect, types: readonly string[], quota: ClaimQuota, excludeGroups?: readonly string[]): Sql {
   const order = d.name === 'mysql' ? sql`neg_priority, id` : sql`priority DESC, id`;
   const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
-  return sql`SELECT ${CLAIMED_COLUMNS} FROM jobs
+  return sql`SELECT ${CLAIMED_COLUMNS} FROM jobs${readyIndexHint(d, quota.group)}
     WHERE ${claimableFilter(d, types, quota.group)}${pausedGroupsFilter(d, excludeGroups)}
     ORDER BY ${order} LIMIT ${quota.limit}${lock}`;
 }
