@@ -15,7 +15,8 @@ import type { ScenarioReport, Table } from '../lib/report';
 import type { BenchContext, Scenario } from '../lib/scenario';
 import { percentile } from '../lib/stats';
 
-const DIALECTS: Dialect[] = ['postgres', 'mysql', 'sqlite'];
+/** All three by default; QUERY_BENCH_DIALECTS=mysql (comma-separated) measures fewer. */
+const DIALECTS: Dialect[] = (process.env.QUERY_BENCH_DIALECTS ?? 'postgres,mysql,sqlite').split(',').filter(Boolean) as Dialect[];
 const READY = 10_000;
 const PAGE = 50;
 

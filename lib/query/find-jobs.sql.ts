@@ -75,6 +75,21 @@ function scalarMatch(type: Sql, value: Sql, expected: string | number | boolean 
   return sql`${type} = 'text' AND ${value} = ${expected}`;
 }
 
+/**
+ * MariaDB/MySQL: with two or more of state, type and group given, the planner intersects their
+ * indexes and sorts every match (measured: 1.4 s for state+type at 1M rows). One index read
+ * newest first and filtered is far cheaper: the group (most selective in practice, a tenant),
+ * else a single state, else a single type.
+ */
+function mysqlIndexHint(d: SqlDialect, f: NormalizedFilter): Sql {
+  if (d.name !== 'mysql') return sql``;
+  const given = [f.states, f.types, f.group].filter((x) => x !== undefined).length;
+  if (given < 2) return sql``;
+  const index =
+    f.group !== undefined ? 'jobs_group_id_idx' : f.states?.length === 1 ? 'jobs_state_id_idx' : f.types?.length === 1 ? 'jobs_type_id_idx' : 'jobs_state_id_idx';
+  return sql`${sql.raw(` USE INDEX (${index})`)}`;
+}
+
 function and(parts: Sql[]): Sql {
   return parts.length ? sql`WHERE ${sql.join(parts, ' AND ')}` : sql``;
 }
@@ -83,7 +98,7 @@ function and(parts: Sql[]): Sql {
 function windowStatement(d: SqlDialect, f: NormalizedFilter, beforeId: number | null): Sql {
   const where = indexedConditions(d, f, '');
   if (beforeId !== null) where.push(sql`id < ${beforeId}`);
-  return sql`SELECT id FROM jobs ${and(where)} ORDER BY id DESC LIMIT ${SCAN_WINDOW}`;
+  return sql`SELECT id FROM jobs${mysqlIndexHint(d, f)} ${and(where)} ORDER BY id DESC LIMIT ${SCAN_WINDOW}`;
 }
 
 /** Where a page looks: below an id (indexed filters), or within a window's id range (scanned filters). */
@@ -107,10 +122,10 @@ function pageWhere(d: SqlDialect, f: NormalizedFilter, range: PageRange): Sql {
 
 /** A page, newest first: `limit + 1` rows, the extra one telling whether more follow. */
 export function findPageStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, limit: number): Sql {
-  return sql`SELECT ${jobColumns(d)} FROM jobs ${pageWhere(d, f, range)} ORDER BY id DESC LIMIT ${limit + 1}`;
+  return sql`SELECT ${jobColumns(d)} FROM jobs${'lo' in range ? sql`` : mysqlIndexHint(d, f)} ${pageWhere(d, f, range)} ORDER BY id DESC LIMIT ${limit + 1}`;
 }
 
 /** Ids only, for retryMany/cancelMany: the same selection as a page, without reading whole rows. */
 export function findIdsStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, limit: number): Sql {
-  return sql`SELECT id FROM jobs ${pageWhere(d, f, range)} ORDER BY id DESC LIMIT ${limit + 1}`;
+  return sql`SELECT id FROM jobs${'lo' in range ? sql`` : mysqlIndexHint(d, f)} ${pageWhere(d, f, range)} ORDER BY id DESC LIMIT ${limit + 1}`;
 }
