@@ -13,6 +13,9 @@ export {
 export type { WaitForOptions } from './job-queue.service';
 export { JobWaiters, type JobWatchHandlers, type JobWaitersCounters } from './waiters/job-waiters.service';
 export type { QueueStats } from './stats/queue-stats';
+export type { FindOptions, FindResult, JobFilter } from './query/job-filter';
+export type { JobGraph } from './query/job-query.service';
+export type { PauseTarget } from './pause/pause-target';
 export type {
   Dialect,
   JobQueueLimits,

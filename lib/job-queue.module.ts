@@ -23,6 +23,10 @@ import { SchedulerService } from './scheduler/scheduler.service';
 import { SweepsService } from './sweeps/sweeps.service';
 import { resolveOptions } from './options/resolve-options';
 import { JobWaiters } from './waiters/job-waiters.service';
+import { JobQueryService } from './query/job-query.service';
+import { JobAdminService } from './query/job-admin.service';
+import { PauseService } from './pause/pause.service';
+import { PausedWork } from './pause/paused-work';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -48,6 +52,10 @@ import { JobWaiters } from './waiters/job-waiters.service';
     JobHandlerExplorer,
     ClaimService,
     JobQueueService,
+    JobQueryService,
+    JobAdminService,
+    PauseService,
+    PausedWork,
     JobQueueEvents,
     FinalizeService,
     SchedulerService,

@@ -21,6 +21,11 @@ import type { ResolvedJobQueueOptions } from './job-queue.options';
 import { type EnqueueInput, type EnqueueOptions, type GraphIds, type GraphNode, type JobView } from './job.types';
 import { JobQueueConnection } from './database/job-queue.connection';
 import { JobWaiters, type WaitForOptions } from './waiters/job-waiters.service';
+import { JobAdminService } from './query/job-admin.service';
+import { PauseService } from './pause/pause.service';
+import type { PauseTarget } from './pause/pause-target';
+import { JobQueryService, type JobGraph } from './query/job-query.service';
+import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 
 export type { WaitForOptions } from './waiters/job-waiters.service';
 
@@ -35,6 +40,9 @@ export class JobQueueService {
     private readonly registry: JobHandlerRegistry,
     private readonly events: JobQueueEvents,
     private readonly waiters: JobWaiters,
+    private readonly queries: JobQueryService,
+    private readonly admin: JobAdminService,
+    private readonly pauses: PauseService,
   ) {
     this.db = connection.db;
   }
@@ -134,6 +142,56 @@ export class JobQueueService {
     if (!Number.isInteger(windowMs) || windowMs <= 0) throw new InvalidJobError('windowMs', 'a positive integer', windowMs);
     return readQueueStats(this.db, windowMs);
   }
+
+  /**
+   * A page of jobs matching `filter` (fields combined with AND), newest first. Pass
+   * `nextCursor` back as `cursor` for the next page; it is null after the last one.
+   * Invalid filters, limits (1–500) and cursors throw `InvalidQueryError`.
+   */
+  find<TArgs = unknown, TResult = unknown>(filter: JobFilter = {}, options: FindOptions = {}): Promise<FindResult<TArgs, TResult>> {
+    return this.queries.find<TArgs, TResult>(filter, options);
+  }
+
+  /** Every job connected to this one by dependencies or containment (up to 10,000, then `truncated`). */
+  getGraph(id: number): Promise<JobGraph> {
+    return this.queries.getGraph(id);
+  }
+
+  /**
+   * Retries every failed or cancelled job the filter selects, as `retry(id)` would (dependents
+   * re-open), in short transactions of 100 jobs. Resolves with how many it retried.
+   */
+  retryMany(filter: JobFilter = {}): Promise<{ count: number }> {
+    return this.admin.retryMany(filter);
+  }
+
+  /**
+   * Cancels every unfinished job the filter selects, as `cancel(id)` would (dependents and
+   * container subtrees too), in short transactions of 100 jobs. Resolves with how many it cancelled.
+   */
+  cancelMany(filter: JobFilter = {}): Promise<{ count: number }> {
+    return this.admin.cancelMany(filter);
+  }
+
+  /**
+   * Stops every worker of the cluster from starting jobs of this type or group, within one poll
+   * interval (at once on PostgreSQL). Running jobs finish; enqueue still works; the pause is
+   * stored in the database and survives restarts. `pause({})` throws `InvalidPauseTargetError`.
+   */
+  pause(target: PauseTarget): Promise<void> {
+    return this.pauses.pause(target);
+  }
+
+  /** Lifts a pause; workers claim the type's or group's jobs again. Resuming what is not paused changes nothing. */
+  resume(target: PauseTarget): Promise<void> {
+    return this.pauses.resume(target);
+  }
+
+  /** What is paused now, cluster-wide. */
+  listPaused(): Promise<Array<{ type?: string; group?: string }>> {
+    return this.pauses.listPaused();
+  }
+
 
   private async read(id: number, executor: SqlExecutor): Promise<JobView | null> {
     assertId(id);

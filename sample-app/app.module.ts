@@ -9,6 +9,7 @@ import { DemoRunService } from './demo/demo-run.service';
 import { JobQueueErrorsFilter } from './http/job-queue-errors.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { StatsController } from './jobs/stats.controller';
+import { PauseController } from './jobs/pause.controller';
 import { PipelineService } from './reports/pipeline.service';
 import { PipelinesController } from './reports/pipelines.controller';
 import { ReportHandlers } from './reports/report.handlers';
@@ -26,7 +27,7 @@ import { ReportHandlers } from './reports/report.handlers';
       useFactory: (config: SampleConfig) => config.queue,
     }),
   ],
-  controllers: [PipelinesController, JobsController, StatsController],
+  controllers: [PipelinesController, JobsController, StatsController, PauseController],
   providers: [
     ReportHandlers,
     PipelineService,

@@ -3,7 +3,7 @@ import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
 import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { claimableFilter } from './lease-assignments';
+import { claimableFilter, pausedGroupsFilter, readyIndexHint } from './lease-assignments';
 
 /**
  * The ready rows a claim would take, locked: exclusive `FOR UPDATE SKIP LOCKED` on PostgreSQL
@@ -13,11 +13,11 @@ import { claimableFilter } from './lease-assignments';
  * reads the index in order and stops at the LIMIT instead of sorting (and locking) every
  * match; on MySQL that is `(state, neg_priority, id)`.
  */
-export function claimCandidatesStatement(d: SqlDialect, types: readonly string[], quota: ClaimQuota): Sql {
+export function claimCandidatesStatement(d: SqlDialect, types: readonly string[], quota: ClaimQuota, excludeGroups?: readonly string[]): Sql {
   const order = d.name === 'mysql' ? sql`neg_priority, id` : sql`priority DESC, id`;
   const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
-  return sql`SELECT ${CLAIMED_COLUMNS} FROM jobs
-    WHERE ${claimableFilter(d, types, quota.group)}
+  return sql`SELECT ${CLAIMED_COLUMNS} FROM jobs${readyIndexHint(d, quota.group)}
+    WHERE ${claimableFilter(d, types, quota.group)}${pausedGroupsFilter(d, excludeGroups)}
     ORDER BY ${order} LIMIT ${quota.limit}${lock}`;
 }
 
@@ -25,7 +25,7 @@ export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimReque
   const found = new Map<number, ClaimedJob>();
   for (const quota of request.quotas) {
     if (quota.limit <= 0) continue;
-    const { rows } = await tx.run(claimCandidatesStatement(tx.dialect, request.types, quota));
+    const { rows } = await tx.run(claimCandidatesStatement(tx.dialect, request.types, quota, request.excludeGroups));
     for (const row of rows) {
       const record = toClaimedJob(row);
       found.set(record.id, record);

@@ -31,4 +31,6 @@ export interface ClaimRequest {
   limits?: JobQueueLimits;
   /** This process's own remaining room (e.g. a handler's `concurrency`). */
   room?: LimitRoom;
+  /** Paused groups (`pause({ group })`): never claimed, whatever the quota. */
+  excludeGroups?: readonly string[];
 }

@@ -30,7 +30,11 @@ export class ClaimService {
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
     const byPriority = (rows: ClaimedJob[]) => rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
-    if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room) {
+    // The claim functions know nothing of paused groups: they serve a claim that could reach one
+    // (an any-group quota, or the rotation) only when none is paused; per-group quotas never name one.
+    const pausedReachable =
+      !!request.excludeGroups?.length && ((request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined && q.limit > 0));
+    if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !pausedReachable) {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
       const statement = request.rotation ? postgresRotationClaimStatement(request) : postgresClaimStatement(request)!;
       const { rows } = await this.db.run(statement);

@@ -23,3 +23,22 @@ export function claimableFilter(dialect: SqlDialect, types: readonly string[], g
     group === undefined ? sql`` : sql` AND ${c('group_key')} = ${group}`
   }`;
 }
+
+/** ` AND group_key NOT IN (…)` for paused groups; empty when none is paused. */
+export function pausedGroupsFilter(dialect: SqlDialect, groups: readonly string[] | undefined): Sql {
+  if (!groups?.length) return sql``;
+  return dialect.name === 'postgres' ? sql` AND group_key <> ALL(${[...groups]}::text[])` : sql` AND group_key NOT IN (${sql.list(groups)})`;
+}
+
+/**
+ * MySQL/SQLite: pins the claim to the ready index of its quota. Beside it, the query indexes
+ * of find() (state, id), (type, id), (group_key, id) look attractive to these planners (an
+ * equality on state, an index-merge with the group), and with them the claim would sort, and
+ * on MySQL lock, every ready row. PostgreSQL's claim pins its plan by other means (migration 4).
+ */
+export function readyIndexHint(dialect: SqlDialect, group: string | undefined): Sql {
+  const index = group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_idx';
+  if (dialect.name === 'mysql') return sql`${sql.raw(` FORCE INDEX (${index})`)}`;
+  if (dialect.name === 'sqlite') return sql`${sql.raw(` INDEXED BY ${index}`)}`;
+  return sql``;
+}

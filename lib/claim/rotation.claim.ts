@@ -21,8 +21,9 @@ export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room
   const cursor = await lockRotationCursor(tx);
   // One more than the slots: the cursor's own group may have had its whole visit already.
   const want = slots + 1;
-  const ahead = await nextReadyGroups(tx, request.types, cursor.group, want, undefined, true);
-  const wrapped = ahead.length < want ? await nextReadyGroups(tx, request.types, '', want - ahead.length, ahead[0]?.group, true) : [];
+  const paused = request.excludeGroups ?? [];
+  const ahead = await nextReadyGroups(tx, request.types, cursor.group, want, undefined, true, paused);
+  const wrapped = ahead.length < want ? await nextReadyGroups(tx, request.types, '', want - ahead.length, ahead[0]?.group, true, paused) : [];
   const probed = new Map([...ahead, ...wrapped].map((g) => [g.group, g]));
   const weights = request.groupWeights ?? {};
   const plan = planRotation([...probed.values()].map((g) => ({ group: g.group, weight: weights[g.group] ?? g.weight })), cursor, slots);

@@ -1,7 +1,7 @@
 import { sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { claimableFilter } from './lease-assignments';
+import { claimableFilter, readyIndexHint } from './lease-assignments';
 import type { RotationCursor, RotationGroup } from './rotation-plan';
 
 const CURSOR = 'fair-share';
@@ -47,16 +47,19 @@ export async function nextReadyGroups(
   max: number,
   before?: string,
   lock = false,
+  /** Paused groups: stepped over (one probe each), never returned. */
+  exclude: readonly string[] = [],
 ): Promise<ProbedGroup[]> {
   const d = tx.dialect;
-  if (d.name === 'postgres' && !lock) {
+  if (d.name === 'postgres' && !lock && !exclude.length) {
     // One round trip: the same walk as one recursive statement (migration 7).
     const { rows } = await tx.run(
       sql`SELECT group_key, weight FROM job_queue_ready_groups(${[...types]}::text[], ${from}::text, ${before ?? null}::text, ${max}::int)`,
     );
     return rows.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)) }));
   }
-  const index = d.name === 'mysql' ? sql` FORCE INDEX (jobs_ready_group_idx)` : sql``;
+  const index = readyIndexHint(d, '');
+  const skip = new Set(exclude);
   const order = d.name === 'mysql' ? sql`group_key, neg_priority, id` : sql`group_key, priority DESC, id`;
   const upper = before === undefined ? sql`` : sql` AND group_key < ${before}`;
   const columns = lock ? sql`${CLAIMED_COLUMNS}, weight` : sql`group_key, weight`;
@@ -70,6 +73,8 @@ export async function nextReadyGroups(
       ORDER BY ${order} LIMIT 1${locking}`);
     if (!rows.length) break;
     after = String(rows[0].group_key);
+    // A paused group's job locked by this probe stays unclaimed; the lock ends with the claim.
+    if (skip.has(after)) continue;
     found.push({ group: after, weight: Math.max(1, Number(rows[0].weight ?? 1)), next: lock ? toClaimedJob(rows[0]) : undefined });
   }
   return found;

@@ -3,7 +3,7 @@ import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
 import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { claimableFilter, leaseAssignments } from './lease-assignments';
+import { claimableFilter, leaseAssignments, pausedGroupsFilter, readyIndexHint } from './lease-assignments';
 
 /**
  * SQLite has no row locks (FOR UPDATE does nothing): the transaction is `BEGIN IMMEDIATE`,
@@ -26,7 +26,7 @@ export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota
   return sql`
     UPDATE jobs SET ${leaseAssignments(d, request)}
     WHERE id IN (
-      SELECT id FROM jobs WHERE ${claimableFilter(d, request.types, quota.group)}
+      SELECT id FROM jobs${readyIndexHint(d, quota.group)} WHERE ${claimableFilter(d, request.types, quota.group)}${pausedGroupsFilter(d, request.excludeGroups)}
       ORDER BY priority DESC, id LIMIT ${quota.limit})
     RETURNING ${CLAIMED_COLUMNS}`;
 }

@@ -3,3 +3,4 @@ export * from './options.errors';
 export * from './job.errors';
 export * from './graph.errors';
 export * from './wait.errors';
+export * from './query.errors';

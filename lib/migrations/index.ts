@@ -17,6 +17,12 @@ import { JobQueuePartialKeyIndexSqlite1764662400000 } from './sqlite/17646624000
 import { JobQueueRotationMysql1765000000001 } from './mysql/1765000000001-job-queue-rotation';
 import { JobQueueRotationPostgres1765000000001 } from './postgres/1765000000001-job-queue-rotation';
 import { JobQueueRotationSqlite1765000000001 } from './sqlite/1765000000001-job-queue-rotation';
+import { JobQueueQueryIndexesMysql1765100000001 } from './mysql/1765100000001-job-queue-query-indexes';
+import { JobQueueQueryIndexesPostgres1765100000001 } from './postgres/1765100000001-job-queue-query-indexes';
+import { JobQueueQueryIndexesSqlite1765100000001 } from './sqlite/1765100000001-job-queue-query-indexes';
+import { JobQueuePausedMysql1765100000002 } from './mysql/1765100000002-job-queue-paused';
+import { JobQueuePausedPostgres1765100000002 } from './postgres/1765100000002-job-queue-paused';
+import { JobQueuePausedSqlite1765100000002 } from './sqlite/1765100000002-job-queue-paused';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -28,9 +34,26 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueEnqueueFunctionPostgres1764835200000,
     JobQueueRotationPostgres1765000000001,
     JobQueueSettledNotifyPostgres1765400000001,
+    JobQueueQueryIndexesPostgres1765100000001,
+    JobQueuePausedPostgres1765100000002,
   ],
-  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000, JobQueueRotationMysql1765000000001],
-  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000, JobQueueRotationSqlite1765000000001],
+  mysql: [
+    JobQueueInitMysql1764403200000,
+    JobQueueLimitsMysql1764489600000,
+    JobQueueArchiveMysql1764576000000,
+    JobQueueRotationMysql1765000000001,
+    JobQueueQueryIndexesMysql1765100000001,
+    JobQueuePausedMysql1765100000002,
+  ],
+  sqlite: [
+    JobQueueInitSqlite1764403200000,
+    JobQueueLimitsSqlite1764489600000,
+    JobQueueArchiveSqlite1764576000000,
+    JobQueuePartialKeyIndexSqlite1764662400000,
+    JobQueueRotationSqlite1765000000001,
+    JobQueueQueryIndexesSqlite1765100000001,
+    JobQueuePausedSqlite1765100000002,
+  ],
 };
 
 /** The schema migrations of one dialect, in order. */

@@ -10,8 +10,11 @@ export const NOTIFY_CHANNEL = 'nestjs_sql_job_queue';
  */
 export const SETTLED_CHANNEL = 'nestjs_sql_job_queue_settled';
 
-/** Payloads: `r` = ready work exists; `c:<id>` = job <id> was cancelled while it may be running. */
-export type NotifyPayload = 'r' | `c:${number}`;
+/**
+ * Payloads: `r` = ready work exists; `c:<id>` = job <id> was cancelled while it may be running;
+ * `p` = the paused types or groups changed.
+ */
+export type NotifyPayload = 'r' | 'p' | `c:${number}`;
 
 /**
  * PostgreSQL only: NOTIFY inside the caller's transaction, delivered to listeners when (and

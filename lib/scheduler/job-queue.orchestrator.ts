@@ -15,11 +15,12 @@ import { JobHandlerRegistry } from '../handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
+import { PausedWork } from '../pause/paused-work';
 import { SweepsService } from '../sweeps/sweeps.service';
 import { JobWaiters } from '../waiters/job-waiters.service';
 import { SchedulerService } from './scheduler.service';
 
-const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention'] as const;
+const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention', 'pause'] as const;
 
 /**
  * Owns the timers and the order of start and shutdown.
@@ -49,6 +50,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     private readonly events: JobQueueEvents,
     private readonly timers: SchedulerRegistry,
     private readonly waiters: JobWaiters,
+    private readonly paused: PausedWork,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -62,6 +64,10 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
       await this.listener.start(this.connection.dataSource, (payload) => this.onNotification(payload));
     }
     const o = this.options;
+    // Paused types and groups (persisted) hold from the first claim; re-read every half poll
+    // interval, so a pause reaches every worker within one, and at once on a notification.
+    await this.paused.refresh();
+    this.every('pause', Math.max(10, Math.floor(o.pollIntervalMs / 2)), () => this.refreshPaused());
     this.every('poll', o.pollIntervalMs, () => this.scheduler.trigger());
     this.every('heartbeat', o.heartbeatIntervalMs, () => this.scheduler.heartbeat());
     this.every('reclaim', o.reclaimIntervalMs, () => this.sweeps.reclaim());
@@ -78,7 +84,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    for (const name of ['poll', 'reclaim', 'timeout', 'retention'] as const) this.clear(name);
+    for (const name of ['poll', 'pause', 'reclaim', 'timeout', 'retention'] as const) this.clear(name);
     await this.listener.stop();
     await this.sweeps.idle();
     const { finished, handedBack } = await this.scheduler.drain(this.options.shutdownGraceMs);
@@ -97,7 +103,12 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
 
   private onNotification(payload: string): void {
     if (payload === 'r') this.scheduler.trigger();
+    else if (payload === 'p') void this.refreshPaused();
     else if (payload.startsWith('c:')) this.events.cancelled([Number(payload.slice(2))]);
+  }
+
+  private refreshPaused(): Promise<void> {
+    return this.paused.refresh().catch((err) => this.logger.warn(`could not read paused types and groups (${(err as Error).message}); retrying`));
   }
 
   private every(name: (typeof TIMERS)[number], ms: number, run: () => unknown): void {

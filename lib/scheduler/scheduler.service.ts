@@ -13,6 +13,7 @@ import { runJob, type RunOutcome } from '../handlers/run-job';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { handBackLeases, readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
+import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
@@ -53,6 +54,7 @@ export class SchedulerService {
     private readonly registry: JobHandlerRegistry,
     private readonly db: JobQueueDatabase,
     private readonly events: JobQueueEvents,
+    private readonly paused: PausedWork,
   ) {
     const owner = options.workerId;
     this.buffer = new PrefetchBuffer(options.prefetch);
@@ -73,6 +75,7 @@ export class SchedulerService {
     this.accepting = true;
     this.events.on('wake', this.trigger);
     this.events.on('cancelled', this.abortCancelled);
+    this.paused.on('changed', this.onPauseChanged);
     this.trigger();
   }
 
@@ -91,7 +94,17 @@ export class SchedulerService {
   stop(): void {
     this.accepting = false;
     this.events.off('wake', this.trigger);
+    this.paused.off('changed', this.onPauseChanged);
   }
+
+  /** Paused work claimed ahead (prefetched) goes back to the queue; resumed work is claimed at once. */
+  private readonly onPauseChanged = (): void => {
+    const held = this.buffer.ids().length ? this.buffer.takeStale(0) : [];
+    const keep = held.filter((job) => !this.paused.isPaused(job));
+    this.buffer.add(keep);
+    void this.handBack(held.filter((job) => this.paused.isPaused(job)));
+    this.trigger();
+  };
 
   /**
    * Waits up to `graceMs` for running jobs, then aborts the rest and hands their leases back
@@ -177,6 +190,7 @@ export class SchedulerService {
     if ((free <= 0 && !this.buffer.low) || Date.now() < this.pausedUntil) return;
     const room: Record<string, number> = {};
     const types = this.registry.types().filter((type) => {
+      if (this.paused.types.has(type)) return false;
       const cap = this.registry.get(type)!.options.concurrency;
       if (cap === undefined) return true;
       room[type] = cap - (this.inFlightByType.get(type) ?? 0);
@@ -191,9 +205,10 @@ export class SchedulerService {
         prefetch: capped ? 0 : this.buffer.room(),
         types,
         inFlightByGroup: this.inFlightByGroup,
+        pausedGroups: this.paused.groups,
       });
       if (!quotas.length && !rotation) return;
-      const jobs = await this.claims.claim({
+      let jobs = await this.claims.claim({
         owner: this.options.workerId,
         types,
         quotas,
@@ -203,11 +218,17 @@ export class SchedulerService {
         start: true,
         limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
         room: Object.keys(room).length ? { types: room } : undefined,
+        excludeGroups: this.paused.groups.size ? [...this.paused.groups] : undefined,
       });
       this.recovered();
       if (!this.accepting) {
         await this.handBack(jobs); // shutdown began while the claim was in flight
         return;
+      }
+      if (this.paused.any && jobs.some((job) => this.paused.isPaused(job))) {
+        // A pause arrived while the claim was in flight: those jobs go back unstarted.
+        await this.handBack(jobs.filter((job) => this.paused.isPaused(job)));
+        jobs = jobs.filter((job) => !this.paused.isPaused(job));
       }
       // Slots may have freed while the claim was in flight: start what fits, keep the rest.
       const fits = this.freeSlots();

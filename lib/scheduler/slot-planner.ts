@@ -13,6 +13,8 @@ export interface PlanInput {
   prefetch: number;
   types: string[];
   inFlightByGroup: ReadonlyMap<string, number>;
+  /** Paused groups: given no slots (the claim excludes them too). */
+  pausedGroups?: ReadonlySet<string>;
 }
 
 /** What to claim: per-group or any-group quotas, or slots to fill by the shared rotation. */
@@ -48,10 +50,15 @@ export class SlotPlanner {
 
   plan(input: PlanInput): ClaimPlan {
     if (Date.now() - this.groups.at > GROUPS_TTL_MS) this.refresh(input.types);
-    const list = this.groups.list;
+    const paused = input.pausedGroups;
+    const list = paused?.size ? this.groups.list.filter((g) => !paused.has(g.group)) : this.groups.list;
+    // Every group seen is paused: nothing to claim until the next refresh shows another.
+    if (!list.length && this.groups.list.length) return { quotas: [] };
     if (list.length === 1) {
       const limit = input.free + input.prefetch;
-      return { quotas: limit > 0 ? [{ limit }] : [] };
+      if (limit <= 0) return { quotas: [] };
+      // With groups paused, name the one group left: a per-group claim never walks a paused group's rows.
+      return { quotas: [paused?.size ? { group: list[0].group, limit } : { limit }] };
     }
     if (input.free <= 0) return { quotas: [] };
     // No groups seen yet (an idle worker just woken) or more than the slots: the rotation is fair

@@ -5,6 +5,8 @@ import {
   GraphValidationError,
   InvalidJobError,
   InvalidJobStateError,
+  InvalidPauseTargetError,
+  InvalidQueryError,
   JobNotFoundError,
   JobQueueError,
   UnknownJobTypeError,
@@ -19,6 +21,8 @@ const STATUS: Array<[abstract new (...args: never[]) => JobQueueError, HttpStatu
   [ArgsNotSerializableError, HttpStatus.BAD_REQUEST],
   [ArgsTooLargeError, HttpStatus.BAD_REQUEST],
   [UnknownJobTypeError, HttpStatus.BAD_REQUEST],
+  [InvalidQueryError, HttpStatus.BAD_REQUEST],
+  [InvalidPauseTargetError, HttpStatus.BAD_REQUEST],
 ];
 
 /**

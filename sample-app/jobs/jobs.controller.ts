@@ -1,7 +1,8 @@
-import { Controller, Get, HttpCode, NotFoundException, Param, Post } from '@nestjs/common';
+import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query } from '@nestjs/common';
 import { JobQueueService } from 'nestjs-sql-job-queue';
 import { JobIdPipe } from './job-id.pipe';
 import { toJobResponse, type JobResponse } from './job.response';
+import { parseJobsQuery, type JobsQuery } from './jobs-query.parser';
 
 /**
  * Read, cancel and retry single jobs. Unknown ids and wrong states surface as the library's typed
@@ -10,6 +11,14 @@ import { toJobResponse, type JobResponse } from './job.response';
 @Controller('jobs')
 export class JobsController {
   constructor(private readonly queue: JobQueueService) {}
+
+  /** `GET /jobs?state=failed,cancelled&type=render&group=acme&args={"tenant":"acme"}&limit=50&cursor=…`, newest first. */
+  @Get()
+  async find(@Query() query: JobsQuery): Promise<{ jobs: JobResponse[]; nextCursor: string | null }> {
+    const { filter, options } = parseJobsQuery(query);
+    const page = await this.queue.find(filter, options);
+    return { jobs: page.jobs.map(toJobResponse), nextCursor: page.nextCursor };
+  }
 
   @Get(':id')
   async get(@Param('id', JobIdPipe) id: number): Promise<JobResponse> {

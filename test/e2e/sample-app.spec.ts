@@ -148,6 +148,38 @@ describeDialects('sample app over HTTP', (db) => {
     expect((await http.get(`/jobs/${ids.notify}`)).body).toMatchObject({ state: 'done', result: { to: 'reports@hooli.example' } });
   });
 
+  it('GET /jobs finds by state, type, group and args (JSON), pages by cursor; POST /pause and /resume; 400 on bad input', async () => {
+    const { body } = await http.post('/pipelines', { tenant: 'tyrell', sources: ['crm'] });
+    await http.until(body.reportId, isFinished);
+    const page = await http.get(`/jobs?group=tyrell&type=fetch,parse&state=done&args=${encodeURIComponent('{"source":"crm","tenant":"tyrell"}')}`);
+    expect(page.status).toBe(200);
+    expect(page.body.jobs.map((j: { id: number }) => j.id)).toEqual([body.jobs['fetch:crm']]); // parse's args have no tenant
+    const all: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const next: { status: number; body: { jobs: Array<{ id: number }>; nextCursor: string | null } } = await http.get(
+        `/jobs?group=tyrell&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      expect(next.status).toBe(200);
+      all.push(...next.body.jobs.map((j) => j.id));
+      cursor = next.body.nextCursor;
+    } while (cursor);
+    expect(all).toEqual(Object.values(body.jobs as Ids).sort((a, b) => b - a));
+    for (const bad of ['state=finished', 'limit=0', 'limit=10000', 'args=%7Bnot-json', 'args=%5B1%5D', 'cursor=forged', 'colour=red']) {
+      const r = await http.get(`/jobs?${bad}`);
+      expect({ bad, status: r.status }).toEqual({ bad, status: 400 });
+    }
+
+    expect(await http.post('/pause', { group: 'soylent' })).toMatchObject({ status: 200, body: { paused: [{ group: 'soylent' }] } });
+    const held = await http.post('/pipelines', { tenant: 'soylent', sources: ['crm'] });
+    await new Promise((r) => setTimeout(r, 1_500)); // more than a poll interval: nothing of soylent runs
+    expect((await http.get(`/jobs/${held.body.jobs['fetch:crm']}`)).body.state).toBe('ready');
+    expect(await http.post('/pause', {})).toMatchObject({ status: 400, body: { error: 'INVALID_PAUSE_TARGET' } });
+    expect((await http.post('/resume', { type: 'x', group: 'y' })).status).toBe(400);
+    expect(await http.post('/resume', { group: 'soylent' })).toMatchObject({ status: 200, body: { paused: [] } });
+    expect(await http.until(held.body.reportId, isFinished)).toMatchObject({ state: 'done' });
+  });
+
   async function jobsOf(ids: Ids): Promise<Record<string, any>> {
     const entries = await Promise.all(Object.entries(ids).map(async ([ref, id]) => [ref, (await http.get(`/jobs/${id}`)).body] as const));
     return Object.fromEntries(entries);

@@ -1,0 +1,30 @@
+import { createHash } from 'node:crypto';
+import { InvalidCursorError } from '../errors/query.errors';
+
+/**
+ * The opaque `nextCursor` of `find` (pure). It carries the keyset position (ids below this one
+ * come next) and a hash of the filter it belongs to, with a checksum: a cursor that was edited
+ * or comes from another filter is refused instead of silently paging something else. The
+ * checksum detects tampering, it is not a secret: a cursor only ever names a position.
+ */
+export function encodeCursor(beforeId: number, filterText: string): string {
+  const payload = `1.${beforeId}.${digest(filterText, 12)}`;
+  return Buffer.from(`${payload}.${digest(payload, 10)}`).toString('base64url');
+}
+
+/** The id the next page starts below; throws `InvalidCursorError` for anything not issued for this filter. */
+export function decodeCursor(cursor: string, filterText: string): number {
+  if (cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError(cursor, 'not a cursor');
+  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('.');
+  if (parts.length !== 4 || parts[0] !== '1' || !/^[1-9]\d{0,15}$/.test(parts[1])) throw new InvalidCursorError(cursor, 'not a cursor');
+  const payload = parts.slice(0, 3).join('.');
+  if (digest(payload, 10) !== parts[3]) throw new InvalidCursorError(cursor, 'it was altered');
+  if (digest(filterText, 12) !== parts[2]) throw new InvalidCursorError(cursor, 'it belongs to a different filter');
+  const id = Number(parts[1]);
+  if (!Number.isSafeInteger(id)) throw new InvalidCursorError(cursor, 'not a cursor');
+  return id;
+}
+
+function digest(text: string, length: number): string {
+  return createHash('sha256').update(`nestjs-sql-job-queue:cursor:${text}`).digest('base64url').slice(0, length);
+}

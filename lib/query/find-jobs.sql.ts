@@ -1,0 +1,131 @@
+import type { SqlDialect } from '../database/dialects';
+import { jobColumns } from '../database/job-row';
+import { sql, type Sql } from '../database/sql';
+import { flattenArgsContains, jsonPath, type ArgsCondition } from './args-filter';
+import type { NormalizedFilter } from './job-filter';
+
+/**
+ * Rows one `find` call examines at most when the filter has a condition no index serves
+ * (`errorContains`, the created range, and `argsContains` on MySQL/MariaDB and SQLite).
+ */
+export const SCAN_WINDOW = 10_000;
+
+/**
+ * Whether the filter has a condition no index serves on this dialect. Such a condition is
+ * checked on a bounded window of rows, newest first, picked by the indexed conditions.
+ */
+export function needsWindow(d: SqlDialect, f: NormalizedFilter): boolean {
+  return f.errorContains !== undefined || f.createdAfter !== undefined || f.createdBefore !== undefined || (f.argsContains !== undefined && d.name !== 'postgres');
+}
+
+/**
+ * The conditions indexes serve: state (state, id), type (type, id), group (group_key, id),
+ * parent (parent_id), key (unique), and on PostgreSQL argsContains (GIN on args::jsonb).
+ */
+function indexedConditions(d: SqlDialect, f: NormalizedFilter, alias: string): Sql[] {
+  const c = (column: string) => sql.raw(alias ? `${alias}.${column}` : column);
+  const where: Sql[] = [];
+  if (f.states) where.push(sql`${c('state')} IN (${sql.list(f.states)})`);
+  if (f.types) where.push(sql`${c('type')} IN (${sql.list(f.types)})`);
+  if (f.group !== undefined) where.push(sql`${c('group_key')} = ${f.group}`);
+  if (f.parentId !== undefined) where.push(sql`${c('parent_id')} = ${f.parentId}`);
+  if (f.key !== undefined) where.push(sql`${c('job_key')} = ${f.key}`);
+  // The expression matches the GIN index's `(args::jsonb)` exactly, so the planner can use it.
+  if (f.argsContains && d.name === 'postgres') where.push(sql`(${c('args')}::jsonb) @> ${JSON.stringify(f.argsContains)}::jsonb`);
+  return where;
+}
+
+function scannedConditions(d: SqlDialect, f: NormalizedFilter, alias: string): Sql[] {
+  const c = (column: string) => sql.raw(alias ? `${alias}.${column}` : column);
+  const where: Sql[] = [];
+  if (f.errorContains !== undefined) {
+    // Case-sensitive everywhere (MySQL's columns are utf8mb4_bin); no LIKE, so no escaping.
+    const error = c('last_error');
+    where.push(
+      d.name === 'postgres'
+        ? sql`strpos(${error}, ${f.errorContains}) > 0`
+        : d.name === 'mysql'
+          ? sql`LOCATE(${f.errorContains}, ${error}) > 0`
+          : sql`instr(${error}, ${f.errorContains}) > 0`,
+    );
+  }
+  if (f.createdAfter) where.push(sql`${c('created_at')} >= ${d.timeParam(f.createdAfter)}`);
+  if (f.createdBefore) where.push(sql`${c('created_at')} < ${d.timeParam(f.createdBefore)}`);
+  if (f.argsContains && d.name === 'mysql') where.push(sql`JSON_CONTAINS(${c('args')}, ${JSON.stringify(f.argsContains)})`);
+  if (f.argsContains && d.name === 'sqlite') {
+    // Like `@>`: only an object contains an object (`{}` included), never null or an array.
+    where.push(sql`json_type(${c('args')}) = 'object'`, ...flattenArgsContains(f.argsContains).map((cond) => sqliteArgsCondition(cond, c('args'))));
+  }
+  return where;
+}
+
+/** One leaf of argsContains with SQLite's JSON1 functions: value and JSON type both match. */
+function sqliteArgsCondition(cond: ArgsCondition, args: Sql | ReturnType<typeof sql.raw>): Sql {
+  const path = jsonPath(cond.path);
+  if (cond.kind === 'is') return sql`json_type(${args}, ${path}) = ${cond.jsonType}`;
+  if (cond.kind === 'equals') return scalarMatch(sql`json_type(${args}, ${path})`, sql`json_extract(${args}, ${path})`, cond.value);
+  return sql`json_type(${args}, ${path}) = 'array' AND EXISTS (SELECT 1 FROM json_each(${args}, ${path}) e WHERE ${scalarMatch(sql`e.type`, sql`e.value`, cond.value)})`;
+}
+
+function scalarMatch(type: Sql, value: Sql, expected: string | number | boolean | null): Sql {
+  if (expected === null) return sql`${type} = 'null'`;
+  if (expected === true) return sql`${type} = 'true'`;
+  if (expected === false) return sql`${type} = 'false'`;
+  if (typeof expected === 'number') return sql`${type} IN ('integer', 'real') AND ${value} = ${expected}`;
+  return sql`${type} = 'text' AND ${value} = ${expected}`;
+}
+
+/**
+ * MariaDB/MySQL: with two or more of state, type and group given, the planner intersects their
+ * indexes and sorts every match (measured: 1.4 s for state+type at 1M rows). One index read
+ * newest first and filtered is far cheaper: the group (most selective in practice, a tenant),
+ * else a single state, else a single type.
+ */
+function mysqlIndexHint(d: SqlDialect, f: NormalizedFilter): Sql {
+  if (d.name !== 'mysql') return sql``;
+  const given = [f.states, f.types, f.group].filter((x) => x !== undefined).length;
+  if (given < 2) return sql``;
+  const index =
+    f.group !== undefined ? 'jobs_group_id_idx' : f.states?.length === 1 ? 'jobs_state_id_idx' : f.types?.length === 1 ? 'jobs_type_id_idx' : 'jobs_state_id_idx';
+  return sql`${sql.raw(` USE INDEX (${index})`)}`;
+}
+
+function and(parts: Sql[]): Sql {
+  return parts.length ? sql`WHERE ${sql.join(parts, ' AND ')}` : sql``;
+}
+
+/** The window of newest rows (below `beforeId`) that the indexed conditions pick. */
+function windowStatement(d: SqlDialect, f: NormalizedFilter, beforeId: number | null): Sql {
+  const where = indexedConditions(d, f, '');
+  if (beforeId !== null) where.push(sql`id < ${beforeId}`);
+  return sql`SELECT id FROM jobs${mysqlIndexHint(d, f)} ${and(where)} ORDER BY id DESC LIMIT ${SCAN_WINDOW}`;
+}
+
+/** Where a page looks: below an id (indexed filters), or within a window's id range (scanned filters). */
+export type PageRange = { beforeId: number | null } | { lo: number; hi: number };
+
+/**
+ * How far the window of the next `SCAN_WINDOW` candidate rows reaches: its lowest and highest
+ * id and its size (a full window means more rows below). The page is then read within that
+ * id range, so the two statements agree on the window even while rows are inserted.
+ */
+export function windowExtentStatement(d: SqlDialect, f: NormalizedFilter, beforeId: number | null): Sql {
+  return sql`SELECT MIN(w.id) AS lo, MAX(w.id) AS hi, COUNT(*) AS n FROM (${windowStatement(d, f, beforeId)}) w`;
+}
+
+function pageWhere(d: SqlDialect, f: NormalizedFilter, range: PageRange): Sql {
+  const where = indexedConditions(d, f, '');
+  if ('lo' in range) where.push(sql`id >= ${range.lo} AND id <= ${range.hi}`, ...scannedConditions(d, f, ''));
+  else if (range.beforeId !== null) where.push(sql`id < ${range.beforeId}`);
+  return and(where);
+}
+
+/** A page, newest first: `limit + 1` rows, the extra one telling whether more follow. */
+export function findPageStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, limit: number): Sql {
+  return sql`SELECT ${jobColumns(d)} FROM jobs${'lo' in range ? sql`` : mysqlIndexHint(d, f)} ${pageWhere(d, f, range)} ORDER BY id DESC LIMIT ${limit + 1}`;
+}
+
+/** Ids only, for retryMany/cancelMany: the same selection as a page, without reading whole rows. */
+export function findIdsStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, limit: number): Sql {
+  return sql`SELECT id FROM jobs${'lo' in range ? sql`` : mysqlIndexHint(d, f)} ${pageWhere(d, f, range)} ORDER BY id DESC LIMIT ${limit + 1}`;
+}

@@ -1,0 +1,27 @@
+import { jobColumns } from '../database/job-row';
+import { sql, type Sql } from '../database/sql';
+import type { SqlDialect } from '../database/dialects';
+
+/** Ids per statement: four lists of this many stay far below every driver's bind limit. */
+export const GRAPH_CHUNK = 500;
+
+/**
+ * The direct neighbours of some jobs, both directions of both relations: their upstreams and
+ * dependents (`job_deps`, both indexed) and their parent and children (`parent_id`).
+ */
+export function neighboursStatement(ids: readonly number[]): Sql {
+  const list = () => sql.list(ids);
+  return sql`SELECT depends_on_id AS id FROM job_deps WHERE job_id IN (${list()})
+    UNION SELECT job_id FROM job_deps WHERE depends_on_id IN (${list()})
+    UNION SELECT id FROM jobs WHERE parent_id IN (${list()})
+    UNION SELECT parent_id FROM jobs WHERE id IN (${list()}) AND parent_id IS NOT NULL`;
+}
+
+export function graphNodesStatement(d: SqlDialect, ids: readonly number[]): Sql {
+  return sql`SELECT ${jobColumns(d)} FROM jobs WHERE id IN (${sql.list(ids)})`;
+}
+
+/** Dependency edges of these dependents (the caller keeps those whose upstream is a node too). */
+export function graphEdgesStatement(ids: readonly number[]): Sql {
+  return sql`SELECT depends_on_id, job_id FROM job_deps WHERE job_id IN (${sql.list(ids)})`;
+}

@@ -1,0 +1,260 @@
+import { InvalidCursorError, InvalidQueryError, jobQueueMigrations, type JobFilter, type JobQueueService } from '../../lib';
+import { sql } from '../../lib/database/sql';
+import { SCAN_WINDOW } from '../../lib/query/find-jobs.sql';
+import { describeDialects } from '../support/describe-dialects';
+import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+
+const TYPES = ['a', 'b', 'c'];
+const STATES = ['ready', 'done', 'failed', 'cancelled', 'waiting'] as const;
+const BASE = Date.UTC(2026, 0, 1);
+
+interface Seeded {
+  id: number;
+  type: string;
+  group: string;
+  state: string;
+  key: string | null;
+  parentId: number | null;
+  args: Record<string, unknown>;
+  lastError: string | null;
+  createdAt: number;
+}
+
+/** PostgreSQL's `@>` on objects and arrays of scalars: the oracle of argsContains. */
+function contains(value: unknown, filter: unknown): boolean {
+  if (Array.isArray(filter)) return Array.isArray(value) && filter.every((f) => value.some((v) => v === f));
+  if (filter !== null && typeof filter === 'object') {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+    return Object.entries(filter).every(([k, f]) => k in (value as object) && contains((value as Record<string, unknown>)[k], f));
+  }
+  return value === filter;
+}
+
+function matches(job: Seeded, f: JobFilter): boolean {
+  const list = <T>(v: T | readonly T[] | undefined) => (v === undefined ? undefined : ([] as T[]).concat(v as T));
+  if (f.state !== undefined && !list(f.state)!.includes(job.state as never)) return false;
+  if (f.type !== undefined && !list(f.type)!.includes(job.type)) return false;
+  if (f.group !== undefined && job.group !== f.group) return false;
+  if (f.key !== undefined && job.key !== f.key) return false;
+  if (f.parentId !== undefined && job.parentId !== f.parentId) return false;
+  if (f.argsContains !== undefined && !contains(job.args, f.argsContains)) return false;
+  if (f.errorContains !== undefined && !(job.lastError ?? '').includes(f.errorContains)) return false;
+  if (f.createdAfter !== undefined && !(job.createdAt >= new Date(f.createdAfter).getTime())) return false;
+  if (f.createdBefore !== undefined && !(job.createdAt < new Date(f.createdBefore).getTime())) return false;
+  return true;
+}
+
+async function all(queue: JobQueueService, filter: JobFilter, limit: number): Promise<{ ids: number[]; pages: number }> {
+  const ids: number[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page: Awaited<ReturnType<JobQueueService['find']>> = await queue.find(filter, { limit, cursor });
+    expect(page.jobs.length).toBeLessThanOrEqual(limit);
+    ids.push(...page.jobs.map((j) => j.id));
+    cursor = page.nextCursor;
+    pages++;
+  } while (cursor);
+  return { ids, pages };
+}
+
+const at = (minutes: number) => new Date(BASE + minutes * 60_000);
+
+const FILTERS: JobFilter[] = [
+  {},
+  { state: 'failed' },
+  { state: ['failed', 'cancelled'] },
+  { type: 'a' },
+  { type: ['a', 'b'], state: 'ready' },
+  { group: 'g1' },
+  { group: 'g2', state: 'done', type: 'c' },
+  { argsContains: { tenant: 't1' } },
+  { argsContains: { nested: { k: 2 } }, type: 'b' },
+  { argsContains: { tags: ['x'] } },
+  { argsContains: { tags: ['y', 'x'] }, state: ['done', 'ready'] },
+  { argsContains: { flag: true } },
+  { argsContains: { flag: false, tenant: 't2' } },
+  { argsContains: { tenant: 't1', n: 5 } },
+  { argsContains: { nested: {} } },
+  { argsContains: { none: null } },
+  { argsContains: {} },
+  { errorContains: 'timeout' },
+  { errorContains: 'timeout', group: 'g1' },
+  { errorContains: 'Timeout' },
+  { createdAfter: at(100) },
+  { createdBefore: at(50).toISOString(), state: 'done' },
+  { createdAfter: at(20), createdBefore: at(90), argsContains: { tenant: 't3' } },
+  { key: 'key-17' },
+  { state: 'ready', type: 'nope' },
+];
+
+describeDialects('find: every filter, keyset pages, typed errors', (db) => {
+  let app: QueueApp;
+  let seeded: Seeded[] = [];
+
+  beforeAll(async () => {
+    app = await startQueueApp(db, { worker: false, externalTypes: [...TYPES, 'container-child'] });
+    await resetTables(app);
+    const d = app.db.dialect;
+    const ids = await app.queue.enqueueGraph(
+      Array.from({ length: 150 }, (_, i) => ({
+        ref: `j${i}`,
+        type: TYPES[i % 3],
+        group: i % 2 ? 'g2' : 'g1',
+        key: i % 10 === 7 ? `key-${i}` : undefined,
+        args: { tenant: `t${i % 4}`, n: i, tags: i % 2 ? ['x', 'y'] : ['y'], flag: i % 3 === 0, nested: { k: i % 5 }, ...(i % 7 === 0 ? { none: null } : {}) },
+      })),
+    );
+    const container = await app.queue.enqueueGraph([
+      { ref: 'box', type: 'batch' },
+      ...Array.from({ length: 6 }, (_, i) => ({ ref: `c${i}`, type: 'container-child', parent: 'box', args: { n: 1_000 + i } })),
+    ]);
+    seeded = [];
+    for (let i = 0; i < 150; i++) {
+      const id = ids[`j${i}`];
+      const state = STATES[i % 5];
+      const lastError = state === 'failed' ? `boom: ${i % 2 ? 'timeout after 5 s' : 'crash'}` : null;
+      await app.db.run(sql`UPDATE jobs SET state = ${state}, last_error = ${lastError}, created_at = ${d.timeParam(at(i))} WHERE id = ${id}`);
+      seeded.push({
+        id, type: TYPES[i % 3], group: i % 2 ? 'g2' : 'g1', state, key: i % 10 === 7 ? `key-${i}` : null, parentId: null, lastError,
+        args: { tenant: `t${i % 4}`, n: i, tags: i % 2 ? ['x', 'y'] : ['y'], flag: i % 3 === 0, nested: { k: i % 5 }, ...(i % 7 === 0 ? { none: null } : {}) },
+        createdAt: at(i).getTime(),
+      });
+    }
+    const boxChildren = Object.entries(container).filter(([ref]) => ref.startsWith('c')).map(([, id]) => id);
+    for (const [ref, id] of Object.entries(container)) {
+      const job = (await app.queue.get(id))!;
+      seeded.push({ id, type: job.type, group: job.group, state: job.state, key: null, parentId: job.parentId, lastError: null, args: job.args as Record<string, unknown>, createdAt: job.createdAt.getTime() });
+      void ref;
+    }
+    expect(boxChildren).toHaveLength(6);
+    FILTERS.push({ parentId: container.box }, { parentId: container.box, argsContains: { n: 1_003 } });
+  });
+  afterAll(() => app?.close());
+
+  it('each filter and combination returns exactly the matching jobs, newest first, across pages', async () => {
+    for (const filter of FILTERS) {
+      const expected = seeded.filter((j) => matches(j, filter)).map((j) => j.id).sort((a, b) => b - a);
+      for (const limit of [7, 500]) {
+        const { ids, pages } = await all(app.queue, filter, limit);
+        expect({ filter, limit, ids }).toEqual({ filter, limit, ids: expected });
+        if (limit === 7) expect({ filter, pages }).toEqual({ filter, pages: Math.max(1, Math.ceil(expected.length / 7)) });
+      }
+    }
+  });
+
+  it('returns the job view: camelCase fields, parsed args', async () => {
+    const { jobs } = await app.queue.find({ key: 'key-17' });
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ key: 'key-17', type: TYPES[17 % 3], group: 'g2', args: { n: 17 }, createdAt: at(17) });
+  });
+
+  it('bad input gets InvalidQueryError and reads nothing', async () => {
+    const bad: Array<[unknown, unknown]> = [
+      [{ colour: 'red' }, {}],
+      [{ state: 'finished' }, {}],
+      [{ argsContains: ['tenant'] }, {}],
+      [{ argsContains: 'tenant=acme' }, {}],
+      [{}, { limit: 0 }],
+      [{}, { limit: 10_000 }],
+      [{}, { cursor: 'forged' }],
+    ];
+    for (const [filter, options] of bad) {
+      await expect(app.queue.find(filter as JobFilter, options as never)).rejects.toBeInstanceOf(InvalidQueryError);
+    }
+    const first = await app.queue.find({ state: 'done' }, { limit: 2 });
+    expect(first.nextCursor).toEqual(expect.any(String));
+    // A cursor of one filter is refused by another (a foreign cursor), and an edited one too.
+    await expect(app.queue.find({ state: 'failed' }, { cursor: first.nextCursor })).rejects.toBeInstanceOf(InvalidCursorError);
+    const raw = Buffer.from(first.nextCursor!, 'base64url').toString();
+    const edited = Buffer.from(raw.replace(/^1\.(\d+)/, (_, id) => `1.${Number(id) + 1}`)).toString('base64url');
+    await expect(app.queue.find({ state: 'done' }, { cursor: edited })).rejects.toBeInstanceOf(InvalidCursorError);
+  });
+
+  it('paging across concurrent inserts: no duplicates, no gaps', async () => {
+    const filter: JobFilter = { type: 'a' };
+    const before = new Set(seeded.filter((j) => j.type === 'a').map((j) => j.id));
+    let inserting = true;
+    const inserts = (async () => {
+      let n = 0;
+      while (inserting) {
+        await app.queue.enqueueGraph(Array.from({ length: 5 }, (_, i) => ({ ref: `n${i}`, type: 'a', args: { live: n } })));
+        n++;
+        await new Promise((r) => setTimeout(r, 2)); // SQLite resolves in microtasks: let timers run
+      }
+      return n;
+    })();
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    let first = true;
+    let top = 0;
+    do {
+      const page: Awaited<ReturnType<JobQueueService['find']>> = await app.queue.find(filter, { limit: 3, cursor });
+      if (first) top = page.jobs[0].id;
+      first = false;
+      seen.push(...page.jobs.map((j) => j.id));
+      cursor = page.nextCursor;
+      await new Promise((r) => setTimeout(r, 5)); // let inserts land between pages
+    } while (cursor);
+    inserting = false;
+    expect(await inserts).toBeGreaterThan(0);
+    expect(new Set(seen).size).toBe(seen.length);
+    // Every job that existed when paging began is there, plus only jobs newer than that were seen on page 1.
+    const missing = [...before].filter((id) => !seen.includes(id));
+    expect(missing).toEqual([]);
+    expect(seen.filter((id) => !before.has(id)).every((id) => id <= top)).toBe(true);
+    expect([...seen].sort((a, b) => b - a)).toEqual(seen);
+  });
+
+  it(`a scanned filter (errorContains) pages through more than one window of ${SCAN_WINDOW} rows`, async () => {
+    const total = SCAN_WINDOW + 2_500;
+    const marker = `needle-${db.dialect}`;
+    for (let i = 0; i < total; i += 1_000) {
+      const n = Math.min(1_000, total - i);
+      await app.queue.enqueueGraph(Array.from({ length: n }, (_, k) => ({ ref: `w${k}`, type: 'b', args: { w: i + k } })));
+    }
+    // Needles at both ends and the middle of the 12,500 new rows.
+    const { rows } = await app.db.run(sql`SELECT id FROM jobs WHERE type = 'b' ORDER BY id DESC LIMIT ${total}`);
+    const newIds = rows.map((r) => Number(r.id));
+    const needles = [newIds[0], newIds[SCAN_WINDOW - 1], newIds[SCAN_WINDOW], newIds[total - 1]];
+    for (const id of needles) await app.db.run(sql`UPDATE jobs SET last_error = ${`${marker} in ${id}`} WHERE id = ${id}`);
+    const { ids, pages } = await all(app.queue, { errorContains: marker, type: 'b' }, 50);
+    expect(ids).toEqual([...needles].sort((a, b) => b - a));
+    expect(pages).toBeGreaterThanOrEqual(2);
+    const argsPaged = await all(app.queue, { argsContains: { w: 3 }, type: 'b' }, 50);
+    expect(argsPaged.ids).toHaveLength(1);
+  });
+});
+
+describeDialects(
+  'find on PostgreSQL: argsContains is served by the GIN index on args::jsonb',
+  (db) => {
+    it('an existing table upgrades in place (version 8 with rows → 9), and the plan uses the index', async () => {
+      const app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
+      try {
+        await app.queue.enqueueGraph(Array.from({ length: 200 }, (_, i) => ({ ref: `r${i}`, type: 't', args: { tenant: `t${i % 10}` } })));
+        const runner = app.dataSource.createQueryRunner();
+        try {
+          // Back to the schema before this migration, rows kept; then up again, in place.
+          const [indexes] = jobQueueMigrations('postgres').filter((m) => m.version === 9);
+          await indexes.down(runner);
+          expect(await app.rows(`SELECT 1 FROM pg_indexes WHERE indexname = 'jobs_args_gin_idx'`)).toHaveLength(0);
+          await indexes.up(runner);
+          expect(await app.count()).toBe(200);
+          await runner.query('BEGIN');
+          await runner.query('SET LOCAL enable_seqscan = off');
+          const plan = await runner.query(`EXPLAIN SELECT id FROM jobs WHERE (args::jsonb) @> '{"tenant":"t3"}'::jsonb ORDER BY id DESC LIMIT 51`);
+          await runner.query('ROLLBACK');
+          expect(plan.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')).toMatch(/jobs_args_gin_idx/);
+        } finally {
+          await runner.release();
+        }
+        const { jobs } = await app.queue.find({ argsContains: { tenant: 't3' } }, { limit: 500 });
+        expect(jobs).toHaveLength(20);
+      } finally {
+        await app.close();
+      }
+    });
+  },
+  ['postgres'],
+);

@@ -1,0 +1,119 @@
+import { InvalidCursorError, InvalidQueryError } from '../../lib';
+import { flattenArgsContains, jsonPath, normalizeArgsContains } from '../../lib/query/args-filter';
+import { decodeCursor, encodeCursor } from '../../lib/query/find-cursor';
+import { canonicalFilter, normalizeFilter, normalizePageOptions } from '../../lib/query/job-filter';
+
+describe('normalizeFilter', () => {
+  it('accepts every field, one or a list, and normalizes lists and dates', () => {
+    const f = normalizeFilter({
+      state: ['failed', 'cancelled', 'failed'],
+      type: 'render',
+      group: 'acme',
+      parentId: 7,
+      key: 'k',
+      argsContains: { tenant: 'acme', n: { deep: [1, 'x', null, true] } },
+      errorContains: 'timeout',
+      createdAfter: '2026-01-01T00:00:00Z',
+      createdBefore: new Date('2026-02-01T00:00:00Z'),
+    });
+    expect(f.states).toEqual(['cancelled', 'failed']);
+    expect(f.types).toEqual(['render']);
+    expect(f.createdAfter).toEqual(new Date('2026-01-01T00:00:00Z'));
+    expect(normalizeFilter(undefined)).toEqual({});
+  });
+
+  it.each([
+    [{ nope: 1 }, 'filter.nope'],
+    [{ state: 'finished' }, 'state'],
+    [{ state: [] }, 'state'],
+    [{ type: '' }, 'type'],
+    [{ type: [1] }, 'type'],
+    [{ group: 5 }, 'group'],
+    [{ parentId: 0 }, 'parentId'],
+    [{ parentId: 1.5 }, 'parentId'],
+    [{ argsContains: [1] }, 'argsContains'],
+    [{ argsContains: 'tenant' }, 'argsContains'],
+    [{ argsContains: new Date() }, 'argsContains'],
+    [{ argsContains: { a: [{ b: 1 }] } }, 'argsContains'],
+    [{ argsContains: { a: Infinity } }, 'argsContains'],
+    [{ argsContains: { 'a"b': 1 } }, 'argsContains'],
+    [{ argsContains: { a: undefined } }, 'argsContains'],
+    [{ createdAfter: 'yesterday' }, 'createdAfter'],
+    [{ createdBefore: new Date('x') }, 'createdBefore'],
+    [{ errorContains: '' }, 'errorContains'],
+  ])('%j is refused with InvalidQueryError on %s', (filter, field) => {
+    try {
+      normalizeFilter(filter);
+      throw new Error('accepted');
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidQueryError);
+      expect((err as InvalidQueryError).field).toBe(field);
+      expect((err as InvalidQueryError).code).toBe('INVALID_QUERY');
+    }
+  });
+
+  it('refuses a filter that is not a plain object', () => {
+    expect(() => normalizeFilter([] as never)).toThrow(InvalidQueryError);
+    expect(() => normalizeFilter('failed' as never)).toThrow(InvalidQueryError);
+  });
+
+  it('gives equal filters the same canonical text, whatever the order', () => {
+    const a = normalizeFilter({ state: ['failed', 'done'], argsContains: { a: 1, b: { c: 2 } } });
+    const b = normalizeFilter({ argsContains: { b: { c: 2 }, a: 1 }, state: ['done', 'failed'] });
+    expect(canonicalFilter(a)).toBe(canonicalFilter(b));
+    expect(canonicalFilter(a)).not.toBe(canonicalFilter(normalizeFilter({ state: 'done' })));
+  });
+});
+
+describe('normalizePageOptions', () => {
+  it('defaults to 50 and no cursor', () => {
+    expect(normalizePageOptions(undefined)).toEqual({ limit: 50, cursor: null });
+    expect(normalizePageOptions({ limit: 500, cursor: 'abc' })).toEqual({ limit: 500, cursor: 'abc' });
+  });
+
+  it.each([[{ limit: 0 }], [{ limit: 10_000 }], [{ limit: 2.5 }], [{ limit: '5' }], [{ cursor: 5 }], [{ offset: 10 }]])('refuses %j', (options) => {
+    expect(() => normalizePageOptions(options)).toThrow(InvalidQueryError);
+  });
+});
+
+describe('find cursor', () => {
+  const filter = canonicalFilter(normalizeFilter({ state: 'failed' }));
+
+  it('round-trips the position for the same filter', () => {
+    expect(decodeCursor(encodeCursor(12345, filter), filter)).toBe(12345);
+  });
+
+  it('refuses a forged, altered or foreign cursor', () => {
+    const cursor = encodeCursor(12345, filter);
+    const forged = Buffer.from(Buffer.from(cursor, 'base64url').toString().replace('12345', '99999')).toString('base64url');
+    expect(() => decodeCursor(forged, filter)).toThrow(/altered/);
+    expect(() => decodeCursor('not-a-cursor', filter)).toThrow(InvalidCursorError);
+    expect(() => decodeCursor('%%%', filter)).toThrow(InvalidCursorError);
+    expect(() => decodeCursor(cursor, canonicalFilter(normalizeFilter({ state: 'done' })))).toThrow(/different filter/);
+    try {
+      decodeCursor(forged, filter);
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidQueryError);
+      expect((err as InvalidCursorError).code).toBe('INVALID_CURSOR');
+    }
+  });
+});
+
+describe('argsContains', () => {
+  it('flattens into leaf conditions with JSON paths', () => {
+    const f = normalizeArgsContains({ tenant: 'acme', opts: { retry: true, tags: ['a', 2] }, empty: {}, list: [] });
+    expect(flattenArgsContains(f)).toEqual([
+      { kind: 'equals', path: ['tenant'], value: 'acme' },
+      { kind: 'equals', path: ['opts', 'retry'], value: true },
+      { kind: 'holds', path: ['opts', 'tags'], value: 'a' },
+      { kind: 'holds', path: ['opts', 'tags'], value: 2 },
+      { kind: 'is', path: ['empty'], jsonType: 'object' },
+      { kind: 'is', path: ['list'], jsonType: 'array' },
+    ]);
+    expect(jsonPath(['opts', 'a.b'])).toBe('$."opts"."a.b"');
+  });
+
+  it('refuses filters over 4 KB', () => {
+    expect(() => normalizeArgsContains({ big: 'x'.repeat(5_000) })).toThrow(/4096 bytes/);
+  });
+});
