@@ -13,7 +13,7 @@ describeDialects('schema and migrations', (db) => {
     try {
       const app = apps[0];
       const history = await app.rows(`SELECT version, name FROM job_queue_migrations`);
-      expect(history.map((r) => Number(r.version)).sort()).toEqual(VERSIONS[db.dialect]);
+      expect(history.map((r) => Number(r.version)).sort((a, b) => a - b)).toEqual(VERSIONS[db.dialect]);
       expect(await runJobQueueMigrations(app.dataSource, db.dialect)).toEqual([]);
 
       const indexes = await indexNames(app.rows, db.dialect);
