@@ -22,6 +22,8 @@ import { JobQueueOrchestrator } from './scheduler/job-queue.orchestrator';
 import { SchedulerService } from './scheduler/scheduler.service';
 import { SweepsService } from './sweeps/sweeps.service';
 import { resolveOptions } from './options/resolve-options';
+import { RecurringExplorer } from './recurring/recurring.explorer';
+import { RecurringService } from './recurring/recurring.service';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -53,6 +55,8 @@ import { resolveOptions } from './options/resolve-options';
     SweepsService,
     PgNotifyListener,
     JobQueueOrchestrator,
+    RecurringExplorer,
+    RecurringService,
   ],
   exports: [JobQueueService, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
 })

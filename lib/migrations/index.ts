@@ -13,6 +13,9 @@ import { JobQueueCompleteFunctionPostgres1764748800000 } from './postgres/176474
 import { JobQueueEnqueueFunctionPostgres1764835200000 } from './postgres/1764835200000-job-queue-enqueue-function';
 import { JobQueueArchiveSqlite1764576000000 } from './sqlite/1764576000000-job-queue-archive';
 import { JobQueuePartialKeyIndexSqlite1764662400000 } from './sqlite/1764662400000-job-queue-partial-key-index';
+import { JobQueueSchedulesMysql1765500000001 } from './mysql/1765500000001-job-queue-schedules';
+import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
+import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -22,9 +25,10 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueClaimFunctionPostgres1764662400000,
     JobQueueCompleteFunctionPostgres1764748800000,
     JobQueueEnqueueFunctionPostgres1764835200000,
+    JobQueueSchedulesPostgres1765500000001,
   ],
-  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000],
-  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000],
+  mysql: [JobQueueInitMysql1764403200000, JobQueueLimitsMysql1764489600000, JobQueueArchiveMysql1764576000000, JobQueueSchedulesMysql1765500000001],
+  sqlite: [JobQueueInitSqlite1764403200000, JobQueueLimitsSqlite1764489600000, JobQueueArchiveSqlite1764576000000, JobQueuePartialKeyIndexSqlite1764662400000, JobQueueSchedulesSqlite1765500000001],
 };
 
 /** The schema migrations of one dialect, in order. */
