@@ -119,11 +119,12 @@ describeDialects('recurring jobs', (db) => {
       const [row] = await app.rows(`SELECT args FROM jobs WHERE type = 'tick' LIMIT 1`);
       expect(JSON.parse(String(row.args))).toMatchObject({ tenant: 7, slot: expect.any(String) });
       const stats = await app.queue.stats();
-      expect(stats.schedules).toEqual([{ name: 'tenant-7.refresh', nextRunAt: expect.any(Date), lastRunAt: expect.any(Date) }]);
-      expect(stats.schedules[0].nextRunAt.getTime()).toBeGreaterThan(stats.schedules[0].lastRunAt!.getTime());
+      const mine = stats.schedules.filter((s) => s.name === 'tenant-7.refresh');
+      expect(mine).toEqual([{ name: 'tenant-7.refresh', nextRunAt: expect.any(Date), lastRunAt: expect.any(Date) }]);
+      expect(mine[0].nextRunAt.getTime()).toBeGreaterThan(mine[0].lastRunAt!.getTime());
       expect(await app.queue.unschedule('tenant-7.refresh')).toBe(true);
       expect(await app.queue.unschedule('tenant-7.refresh')).toBe(false);
-      expect(await app.queue.listSchedules()).toEqual([]);
+      expect((await app.queue.listSchedules()).map((s) => s.name)).not.toContain('tenant-7.refresh');
       const count = await app.count(`type = 'tick'`);
       await sleep(2_000);
       expect(await app.count(`type = 'tick'`)).toBe(count);
@@ -134,13 +135,15 @@ describeDialects('recurring jobs', (db) => {
 
   it('bad cron or time zone: InvalidScheduleError naming the schedule, nothing written', async () => {
     const app = await startQueueApp(db, { worker: false, externalTypes: ['tick'] });
+    const jobsBefore = await app.count();
+    const named = `SELECT name FROM job_queue_schedules WHERE name IN ('seven', 'mars', 'bf', 'nightly-report')`;
     try {
       await expect(app.queue.schedule({ name: 'seven', cron: '* * * * * * *', type: 'tick' })).rejects.toThrow(InvalidScheduleError);
       await expect(app.queue.schedule({ name: 'seven', cron: '* * * * * * *', type: 'tick' })).rejects.toThrow(/"seven".*Too many fields/);
       await expect(app.queue.schedule({ name: 'mars', cron: '0 2 * * *', type: 'tick', timeZone: 'Mars/Base' })).rejects.toThrow(/"mars".*unknown time zone/);
       await expect(app.queue.schedule({ name: 'bf', cron: '0 2 * * *', type: 'tick', backfill: -1 })).rejects.toThrow(InvalidScheduleError);
-      expect(await app.rows(`SELECT name FROM job_queue_schedules`)).toEqual([]);
-      expect(await app.count()).toBe(0);
+      expect(await app.rows(named)).toEqual([]);
+      expect(await app.count()).toBe(jobsBefore);
     } finally {
       await app.close();
     }
@@ -153,7 +156,7 @@ describeDialects('recurring jobs', (db) => {
     await expect(startQueueApp(db, {}, [Broken])).rejects.toThrow(/Recurring schedule "nightly-report": invalid cron expression/);
     const after = await startQueueApp(db, { worker: false, externalTypes: ['tick'] });
     try {
-      expect(await after.rows(`SELECT name FROM job_queue_schedules`)).toEqual([]);
+      expect(await after.rows(named)).toEqual([]);
     } finally {
       await after.close();
     }
