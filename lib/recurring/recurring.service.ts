@@ -126,13 +126,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill });
     let readyCount = 0;
     if (plan.slots.length) {
-      const nodes: GraphNode[] = plan.slots.map(({ at, backfill }, i) => ({
-        ref: String(i),
-        type: s.type,
-        args: { ...s.args, slot: at.toISOString(), ...(backfill ? { backfill: true } : {}) },
-        key: `recurring:${s.name}:${at.toISOString()}`,
-        ...s.job,
-      }));
+      const nodes = plan.slots.map(({ at, backfill }, i) => this.slotNode(s, at, backfill, String(i)));
       const planned = validateGraph(nodes);
       const jobs = nodes.map((node) => normalizeJob(node, this.normalizeContext()));
       readyCount = (await insertGraph(tx, { planned, jobs, storeRefs: false }, this.connection.autoIncrementStep)).readyCount;
@@ -145,6 +139,8 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
   /** Inserts a new schedule, or replaces a changed one (its next slot then counts from now). */
   private async store(def: ScheduleDefinition): Promise<void> {
     const db = this.connection.db;
+    // The jobs it will enqueue must be valid too (args size, group): fail now, not at every tick.
+    normalizeJob(this.slotNode(def, new Date(0), true, '0'), this.normalizeContext());
     const existing = await findSchedule(db, def.name);
     if (existing && sameDefinition(existing, def)) return;
     const now = await databaseNow(db);
@@ -158,6 +154,16 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
       const raced = await findSchedule(db, def.name);
       if (raced && !sameDefinition(raced, def)) await updateScheduleDefinition(db, def, next);
     }
+  }
+
+  private slotNode(s: ScheduleDefinition, at: Date, backfill: boolean, ref: string): GraphNode {
+    return {
+      ref,
+      type: s.type,
+      args: { ...s.args, slot: at.toISOString(), ...(backfill ? { backfill: true } : {}) },
+      key: `recurring:${s.name}:${at.toISOString()}`,
+      ...s.job,
+    };
   }
 
   private normalizeContext(): NormalizeContext {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidScheduleError, JobHandler, Recurring, type RecurringArgs } from '../../lib';
+import { ArgsTooLargeError, InvalidScheduleError, JobHandler, Recurring, type RecurringArgs } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
@@ -134,14 +134,16 @@ describeDialects('recurring jobs', (db) => {
   });
 
   it('bad cron or time zone: InvalidScheduleError naming the schedule, nothing written', async () => {
-    const app = await startQueueApp(db, { worker: false, externalTypes: ['tick'] });
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['tick'], maxArgsBytes: 1_000 });
     const jobsBefore = await app.count();
-    const named = `SELECT name FROM job_queue_schedules WHERE name IN ('seven', 'mars', 'bf', 'nightly-report')`;
+    const named = `SELECT name FROM job_queue_schedules WHERE name IN ('seven', 'mars', 'bf', 'huge', 'nightly-report')`;
     try {
       await expect(app.queue.schedule({ name: 'seven', cron: '* * * * * * *', type: 'tick' })).rejects.toThrow(InvalidScheduleError);
       await expect(app.queue.schedule({ name: 'seven', cron: '* * * * * * *', type: 'tick' })).rejects.toThrow(/"seven".*Too many fields/);
       await expect(app.queue.schedule({ name: 'mars', cron: '0 2 * * *', type: 'tick', timeZone: 'Mars/Base' })).rejects.toThrow(/"mars".*unknown time zone/);
       await expect(app.queue.schedule({ name: 'bf', cron: '0 2 * * *', type: 'tick', backfill: -1 })).rejects.toThrow(InvalidScheduleError);
+      // The jobs it would enqueue are checked too: not at every tick, but now.
+      await expect(app.queue.schedule({ name: 'huge', cron: '0 2 * * *', type: 'tick', args: { blob: 'x'.repeat(2_000) } })).rejects.toThrow(ArgsTooLargeError);
       expect(await app.rows(named)).toEqual([]);
       expect(await app.count()).toBe(jobsBefore);
     } finally {
