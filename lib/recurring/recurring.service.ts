@@ -110,8 +110,21 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
       const { handled, ready } = await withKeyRaceRetry(() =>
         db.transaction(async (tx) => {
           const { now, due } = await lockDueSchedules(tx, SCHEDULES_PER_TICK);
+          // All due slots of all locked schedules in one multi-row insert, then one update each.
+          const nodes: GraphNode[] = [];
+          const ticks: Array<{ name: string; last: Date | null; next: Date }> = [];
+          for (const s of due) {
+            const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill });
+            plan.slots.forEach(({ at, backfill }) => nodes.push(this.slotNode(s, at, backfill, `${s.name}@${at.toISOString()}`)));
+            ticks.push({ name: s.name, last: plan.slots.length ? plan.slots[plan.slots.length - 1].at : null, next: plan.next });
+          }
           let readyCount = 0;
-          for (const schedule of due) readyCount += await this.enqueueDue(tx, schedule, now);
+          if (nodes.length) {
+            const planned = validateGraph(nodes);
+            const jobs = nodes.map((node) => normalizeJob(node, this.normalizeContext()));
+            readyCount = (await insertGraph(tx, { planned, jobs, storeRefs: false }, this.connection.autoIncrementStep)).readyCount;
+          }
+          for (const t of ticks) await recordTick(tx, t.name, t.last, t.next);
           if (readyCount && this.options.listenNotify) await notifyInTransaction(tx, 'r');
           return { handled: due.length, ready: readyCount };
         }),
@@ -120,20 +133,6 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
       // Fewer than a full batch: done; none (all locked by other replicas): theirs to do.
       if (handled < SCHEDULES_PER_TICK) return;
     }
-  }
-
-  private async enqueueDue(tx: SqlExecutor, s: StoredSchedule, now: Date): Promise<number> {
-    const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill });
-    let readyCount = 0;
-    if (plan.slots.length) {
-      const nodes = plan.slots.map(({ at, backfill }, i) => this.slotNode(s, at, backfill, String(i)));
-      const planned = validateGraph(nodes);
-      const jobs = nodes.map((node) => normalizeJob(node, this.normalizeContext()));
-      readyCount = (await insertGraph(tx, { planned, jobs, storeRefs: false }, this.connection.autoIncrementStep)).readyCount;
-    }
-    const last = plan.slots.length ? plan.slots[plan.slots.length - 1].at : null;
-    await recordTick(tx, s.name, last, plan.next);
-    return readyCount;
   }
 
   /** Inserts a new schedule, or replaces a changed one (its next slot then counts from now). */
