@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../database/db-errors';
 import { JobQueueConnection } from '../database/job-queue.connection';
 import type { SqlExecutor } from '../database/sql-executor';
 import { insertGraph, withKeyRaceRetry } from '../enqueue/graph-enqueuer';
-import { normalizeJob, type NormalizeContext } from '../enqueue/normalize-job';
+import { normalizeJob, type NormalizeContext, type NormalizedJob } from '../enqueue/normalize-job';
 import { UnknownJobTypeError } from '../errors';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { validateGraph } from '../graph/validate-graph';
@@ -112,16 +112,23 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
           const { now, due } = await lockDueSchedules(tx, SCHEDULES_PER_TICK);
           // All due slots of all locked schedules in one multi-row insert, then one update each.
           const nodes: GraphNode[] = [];
+          const jobs: NormalizedJob[] = [];
           const ticks: Array<{ name: string; last: Date | null; next: Date }> = [];
           for (const s of due) {
-            const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill });
-            plan.slots.forEach(({ at, backfill }) => nodes.push(this.slotNode(s, at, backfill, `${s.name}@${at.toISOString()}`)));
-            ticks.push({ name: s.name, last: plan.slots.length ? plan.slots[plan.slots.length - 1].at : null, next: plan.next });
+            try {
+              const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill });
+              const mine = plan.slots.map(({ at, backfill }) => this.slotNode(s, at, backfill, `${s.name}@${at.toISOString()}`));
+              jobs.push(...mine.map((node) => normalizeJob(node, this.normalizeContext())));
+              nodes.push(...mine);
+              ticks.push({ name: s.name, last: plan.slots.length ? plan.slots[plan.slots.length - 1].at : null, next: plan.next });
+            } catch (err) {
+              // A row that no longer checks out (edited by hand, options tightened) must not stall the others.
+              this.logger.warn(`recurring schedule "${s.name}" skipped: ${(err as Error)?.message ?? String(err)}`);
+            }
           }
           let readyCount = 0;
           if (nodes.length) {
             const planned = validateGraph(nodes);
-            const jobs = nodes.map((node) => normalizeJob(node, this.normalizeContext()));
             readyCount = (await insertGraph(tx, { planned, jobs, storeRefs: false }, this.connection.autoIncrementStep)).readyCount;
           }
           for (const t of ticks) await recordTick(tx, t.name, t.last, t.next);

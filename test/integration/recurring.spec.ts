@@ -126,6 +126,12 @@ describeDialects('recurring jobs', (db) => {
       const mine = stats.schedules.filter((s) => s.name === 'tenant-7.refresh');
       expect(mine).toEqual([{ name: 'tenant-7.refresh', nextRunAt: expect.any(Date), lastRunAt: expect.any(Date) }]);
       expect(mine[0].nextRunAt.getTime()).toBeGreaterThan(mine[0].lastRunAt!.getTime());
+      // A row broken by hand (the library never writes one) is skipped, not a stall for the others.
+      await app.queue.schedule({ name: 'broken', cron: EVERY_SECOND, type: 'tick', args: { broken: true } });
+      await app.rows(`UPDATE job_queue_schedules SET cron = '* * * * * * *' WHERE name = 'broken'`);
+      const ticks = await app.count(`type = 'tick'`);
+      await eventually('2 more ticks despite the broken row', async () => (await app.count(`type = 'tick'`)) >= ticks + 2, 30_000, 100);
+      expect(await app.queue.unschedule('broken')).toBe(true);
       expect(await app.queue.unschedule('tenant-7.refresh')).toBe(true);
       expect(await app.queue.unschedule('tenant-7.refresh')).toBe(false);
       expect((await app.queue.listSchedules()).map((s) => s.name)).not.toContain('tenant-7.refresh');
