@@ -3,6 +3,9 @@ export { JobQueueService } from './job-queue.service';
 export { JobHandler, type JobHandlerOptions } from './handlers/job-handler.decorator';
 export { DuplicateJobHandlerError, InvalidJobHandlerError } from './handlers/job-handler.errors';
 export { JobContext } from './handlers/job-context';
+export { Recurring, type RecurringArgs, type RecurringOptions } from './recurring/recurring.decorator';
+export type { Backfill, ScheduleInput } from './recurring/schedule-definition';
+export type { ScheduleView } from './recurring/schedule-view';
 export {
   JobCancelledError,
   JobTimeoutError,

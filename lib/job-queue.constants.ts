@@ -4,3 +4,5 @@ export const JOB_QUEUE_OPTIONS = Symbol('JOB_QUEUE_OPTIONS');
 export const JOB_QUEUE_DATA_SOURCE = Symbol('JOB_QUEUE_DATA_SOURCE');
 /** @internal Metadata key of `@JobHandler`. */
 export const JOB_HANDLER_METADATA = 'nestjs-sql-job-queue:job-handler';
+/** @internal Metadata key of `@Recurring`. */
+export const RECURRING_METADATA = 'nestjs-sql-job-queue:recurring';

@@ -27,6 +27,8 @@ import { JobQueryService } from './query/job-query.service';
 import { JobAdminService } from './query/job-admin.service';
 import { PauseService } from './pause/pause.service';
 import { PausedWork } from './pause/paused-work';
+import { RecurringExplorer } from './recurring/recurring.explorer';
+import { RecurringService } from './recurring/recurring.service';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -63,6 +65,8 @@ import { PausedWork } from './pause/paused-work';
     PgNotifyListener,
     JobWaiters,
     JobQueueOrchestrator,
+    RecurringExplorer,
+    RecurringService,
   ],
   exports: [JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
 })

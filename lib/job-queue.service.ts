@@ -26,6 +26,9 @@ import { PauseService } from './pause/pause.service';
 import type { PauseTarget } from './pause/pause-target';
 import { JobQueryService, type JobGraph } from './query/job-query.service';
 import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
+import { RecurringService } from './recurring/recurring.service';
+import type { ScheduleInput } from './recurring/schedule-definition';
+import type { ScheduleView } from './recurring/schedule-view';
 
 export type { WaitForOptions } from './waiters/job-waiters.service';
 
@@ -43,6 +46,7 @@ export class JobQueueService {
     private readonly queries: JobQueryService,
     private readonly admin: JobAdminService,
     private readonly pauses: PauseService,
+    private readonly recurring: RecurringService,
   ) {
     this.db = connection.db;
   }
@@ -137,10 +141,29 @@ export class JobQueueService {
   }
 
   /** Counts by state and group, the oldest ready job's age, and the recent failure rate and mean duration. */
-  stats(options: { windowMs?: number } = {}): Promise<QueueStats> {
+  async stats(options: { windowMs?: number } = {}): Promise<QueueStats> {
     const windowMs = options.windowMs ?? 5 * 60_000;
     if (!Number.isInteger(windowMs) || windowMs <= 0) throw new InvalidJobError('windowMs', 'a positive integer', windowMs);
-    return readQueueStats(this.db, windowMs);
+    const [stats, schedules] = await Promise.all([readQueueStats(this.db, windowMs), this.recurring.listSchedules()]);
+    return { ...stats, schedules: schedules.map(({ name, nextRunAt, lastRunAt }) => ({ name, nextRunAt, lastRunAt })) };
+  }
+
+  /**
+   * Creates or replaces a recurring schedule (persisted; every worker process enqueues its slots,
+   * each once across the cluster). Invalid cron, time zone or options: InvalidScheduleError, nothing written.
+   */
+  schedule(input: ScheduleInput): Promise<ScheduleView> {
+    return this.recurring.schedule(input);
+  }
+
+  /** Removes a recurring schedule; true if it existed. Jobs already enqueued stay. */
+  unschedule(name: string): Promise<boolean> {
+    return this.recurring.unschedule(name);
+  }
+
+  /** Every recurring schedule with its next and last slot. */
+  listSchedules(): Promise<ScheduleView[]> {
+    return this.recurring.listSchedules();
   }
 
   /**

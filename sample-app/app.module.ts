@@ -6,6 +6,7 @@ import { SAMPLE_CONFIG } from './config/sample-config.token';
 import type { SampleConfig } from './config/sample.config';
 import { DemoRunPrinter } from './demo/demo-run.printer';
 import { DemoRunService } from './demo/demo-run.service';
+import { DigestHandlers } from './digest/digest.handlers';
 import { JobQueueErrorsFilter } from './http/job-queue-errors.filter';
 import { JobsController } from './jobs/jobs.controller';
 import { StatsController } from './jobs/stats.controller';
@@ -30,6 +31,7 @@ import { ReportHandlers } from './reports/report.handlers';
   controllers: [PipelinesController, JobsController, StatsController, PauseController],
   providers: [
     ReportHandlers,
+    DigestHandlers,
     PipelineService,
     DemoRunPrinter,
     DemoRunService,

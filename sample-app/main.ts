@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { JobQueueService } from 'nestjs-sql-job-queue';
 import { AppModule } from './app.module';
 import { loadSampleConfig, type SampleConfig } from './config/sample.config';
 import { DemoRunService } from './demo/demo-run.service';
@@ -15,7 +16,11 @@ async function bootstrap(): Promise<void> {
   app.enableShutdownHooks(); // SIGINT/SIGTERM: running jobs get shutdownGraceMs, then hand back their leases
   await app.listen(config.port);
   process.stdout.write(`sample app on ${where(config)}, HTTP on http://localhost:${config.port}\n`);
-  if (config.demo) await app.get(DemoRunService).run();
+  if (config.demo) {
+    // A recurring digest every 30 s, enqueued once per slot across replicas (see DigestHandlers).
+    await app.get(JobQueueService).schedule({ name: 'demo-digest', cron: '*/30 * * * * *', type: 'digest' });
+    await app.get(DemoRunService).run();
+  }
 }
 
 /** The database in words, without a password. */

@@ -4,3 +4,4 @@ export * from './job.errors';
 export * from './graph.errors';
 export * from './wait.errors';
 export * from './query.errors';
+export * from './schedule.errors';

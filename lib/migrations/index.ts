@@ -23,6 +23,9 @@ import { JobQueueQueryIndexesSqlite1765100000001 } from './sqlite/1765100000001-
 import { JobQueuePausedMysql1765100000002 } from './mysql/1765100000002-job-queue-paused';
 import { JobQueuePausedPostgres1765100000002 } from './postgres/1765100000002-job-queue-paused';
 import { JobQueuePausedSqlite1765100000002 } from './sqlite/1765100000002-job-queue-paused';
+import { JobQueueSchedulesMysql1765500000001 } from './mysql/1765500000001-job-queue-schedules';
+import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
+import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -36,6 +39,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSettledNotifyPostgres1765400000001,
     JobQueueQueryIndexesPostgres1765100000001,
     JobQueuePausedPostgres1765100000002,
+    JobQueueSchedulesPostgres1765500000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -44,6 +48,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRotationMysql1765000000001,
     JobQueueQueryIndexesMysql1765100000001,
     JobQueuePausedMysql1765100000002,
+    JobQueueSchedulesMysql1765500000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -53,6 +58,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRotationSqlite1765000000001,
     JobQueueQueryIndexesSqlite1765100000001,
     JobQueuePausedSqlite1765100000002,
+    JobQueueSchedulesSqlite1765500000001,
   ],
 };
 

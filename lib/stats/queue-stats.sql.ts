@@ -5,7 +5,7 @@ import type { QueueStats } from './queue-stats';
 
 const STATES: JobState[] = ['waiting', 'ready', 'leased', 'running', 'done', 'failed', 'cancelled'];
 
-export async function readQueueStats(db: SqlExecutor, windowMs: number): Promise<QueueStats> {
+export async function readQueueStats(db: SqlExecutor, windowMs: number): Promise<Omit<QueueStats, 'schedules'>> {
   const d = db.dialect;
   const now = d.now();
   const since = d.addMs(now, -windowMs);

@@ -20,4 +20,6 @@ export interface QueueStats {
     /** Mean started → finished time of the `done` ones, in ms (null when none). */
     meanDurationMs: number | null;
   };
+  /** Recurring schedules: the next slot to enqueue and the latest enqueued (null before the first). */
+  schedules: Array<{ name: string; nextRunAt: Date; lastRunAt: Date | null }>;
 }

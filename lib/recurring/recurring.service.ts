@@ -1,0 +1,205 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { CronTime } from 'cron';
+import { isUniqueViolation } from '../database/db-errors';
+import { JobQueueConnection } from '../database/job-queue.connection';
+import type { SqlExecutor } from '../database/sql-executor';
+import { insertGraph, withKeyRaceRetry } from '../enqueue/graph-enqueuer';
+import { normalizeJob, type NormalizeContext, type NormalizedJob } from '../enqueue/normalize-job';
+import { UnknownJobTypeError } from '../errors';
+import { JobQueueEvents } from '../events/job-queue.events';
+import { validateGraph } from '../graph/validate-graph';
+import { JobHandlerRegistry } from '../handlers/job-handler.registry';
+import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import type { ResolvedJobQueueOptions } from '../job-queue.options';
+import type { GraphNode } from '../job.types';
+import { notifyInTransaction } from '../notify/notify.sql';
+import { RecurringExplorer } from './recurring.explorer';
+import { nextSlot, planSlots } from './recurring-slots';
+import { defineSchedule, type ScheduleDefinition, type ScheduleInput } from './schedule-definition';
+import type { ScheduleView } from './schedule-view';
+import {
+  anyScheduleDue,
+  databaseNow,
+  deleteSchedule,
+  findSchedule,
+  insertSchedule,
+  listSchedules,
+  lockDueSchedules,
+  recordTick,
+  updateScheduleDefinition,
+  type StoredSchedule,
+} from './schedules.sql';
+
+/** How often each worker process looks for due slots. */
+export const RECURRING_TICK_MS = 1_000;
+/** Schedules handled per tick transaction. */
+const SCHEDULES_PER_TICK = 50;
+
+/**
+ * Recurring schedules: stores them (`@Recurring` ones at start-up, others through
+ * `queue.schedule()`), and on every worker process enqueues due slots once a second.
+ *
+ * Exactly once per slot, whatever the number of replicas and their clocks: slots are computed
+ * from the database's clock, a tick locks the due schedule rows (FOR UPDATE SKIP LOCKED; SQLite's
+ * BEGIN IMMEDIATE holds the write lock) and moves `next_run_at` past what it enqueued in the
+ * same transaction, and each job's key `recurring:<name>:<slot ISO>` is unique in `jobs`.
+ */
+@Injectable()
+export class RecurringService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('JobQueue');
+  private ticking: Promise<void> | null = null;
+  private timerName: string;
+
+  constructor(
+    @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly connection: JobQueueConnection,
+    private readonly registry: JobHandlerRegistry,
+    private readonly explorer: RecurringExplorer,
+    private readonly events: JobQueueEvents,
+    private readonly timers: SchedulerRegistry,
+  ) {
+    this.timerName = `job-queue:${options.workerId}:recurring`;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    for (const def of this.explorer.definitions) await this.store(def);
+    if (!this.options.worker || !this.registry.types().length) return;
+    this.timers.addInterval(this.timerName, setInterval(() => void this.tick(), RECURRING_TICK_MS));
+    void this.tick();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.timers.doesExist('interval', this.timerName)) this.timers.deleteInterval(this.timerName);
+    await this.ticking;
+  }
+
+  /** Creates or replaces a schedule. Bad input throws InvalidScheduleError and writes nothing. */
+  async schedule(input: ScheduleInput): Promise<ScheduleView> {
+    const def = defineSchedule(input);
+    if (this.options.strictTypes && !this.registry.get(def.type) && !this.options.externalTypes.includes(def.type)) {
+      throw new UnknownJobTypeError(def.type, this.registry.types());
+    }
+    await this.store(def);
+    const stored = await findSchedule(this.connection.db, def.name);
+    return toView(stored!);
+  }
+
+  /** Removes a schedule; true if it existed. Jobs it already enqueued stay. */
+  unschedule(name: string): Promise<boolean> {
+    return deleteSchedule(this.connection.db, String(name));
+  }
+
+  async listSchedules(): Promise<ScheduleView[]> {
+    return (await listSchedules(this.connection.db)).map(toView);
+  }
+
+  /** Enqueues every due slot; one tick at a time per process. Errors are logged, the next tick retries. */
+  tick(): Promise<void> {
+    if (this.ticking) return this.ticking;
+    this.ticking = this.runTick()
+      .catch((err) => this.logger.warn(`recurring tick failed: ${(err as Error)?.message ?? String(err)}`))
+      .finally(() => (this.ticking = null));
+    return this.ticking;
+  }
+
+  private async runTick(): Promise<void> {
+    const db = this.connection.db;
+    for (;;) {
+      if (!(await anyScheduleDue(db))) return;
+      const { handled, ready } = await withKeyRaceRetry(() =>
+        db.transaction(async (tx) => {
+          const { now, due } = await lockDueSchedules(tx, SCHEDULES_PER_TICK);
+          // All due slots of all locked schedules in one multi-row insert, then one update each.
+          const nodes: GraphNode[] = [];
+          const jobs: NormalizedJob[] = [];
+          const ticks: Array<{ name: string; last: Date | null; next: Date }> = [];
+          for (const s of due) {
+            try {
+              const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill });
+              const mine = plan.slots.map(({ at, backfill }) => this.slotNode(s, at, backfill, `${s.name}@${at.toISOString()}`));
+              jobs.push(...mine.map((node) => normalizeJob(node, this.normalizeContext())));
+              nodes.push(...mine);
+              ticks.push({ name: s.name, last: plan.slots.length ? plan.slots[plan.slots.length - 1].at : null, next: plan.next });
+            } catch (err) {
+              // A row that no longer checks out (edited by hand, options tightened) must not stall the others.
+              this.logger.warn(`recurring schedule "${s.name}" skipped: ${(err as Error)?.message ?? String(err)}`);
+            }
+          }
+          let readyCount = 0;
+          if (nodes.length) {
+            const planned = validateGraph(nodes);
+            readyCount = (await insertGraph(tx, { planned, jobs, storeRefs: false }, this.connection.autoIncrementStep)).readyCount;
+          }
+          for (const t of ticks) await recordTick(tx, t.name, t.last, t.next);
+          if (readyCount && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+          return { handled: due.length, ready: readyCount };
+        }),
+      );
+      if (ready) this.events.wake();
+      // Fewer than a full batch: done; none (all locked by other replicas): theirs to do.
+      if (handled < SCHEDULES_PER_TICK) return;
+    }
+  }
+
+  /** Inserts a new schedule, or replaces a changed one (its next slot then counts from now). */
+  private async store(def: ScheduleDefinition): Promise<void> {
+    const db = this.connection.db;
+    // The jobs it will enqueue must be valid too (args size, group): fail now, not at every tick.
+    normalizeJob(this.slotNode(def, new Date(0), true, '0'), this.normalizeContext());
+    const existing = await findSchedule(db, def.name);
+    if (existing && sameDefinition(existing, def)) return;
+    const now = await databaseNow(db);
+    const next = nextSlot(new CronTime(def.cron, def.timeZone), def.timeZone, now);
+    if (existing) return updateScheduleDefinition(db, def, next);
+    try {
+      await insertSchedule(db, def, next);
+    } catch (err) {
+      // Another replica stored it first, at its start-up: the same definition, or the last wins.
+      if (!isUniqueViolation(err)) throw err;
+      const raced = await findSchedule(db, def.name);
+      if (raced && !sameDefinition(raced, def)) await updateScheduleDefinition(db, def, next);
+    }
+  }
+
+  private slotNode(s: ScheduleDefinition, at: Date, backfill: boolean, ref: string): GraphNode {
+    return {
+      ref,
+      type: s.type,
+      args: { ...s.args, slot: at.toISOString(), ...(backfill ? { backfill: true } : {}) },
+      key: `recurring:${s.name}:${at.toISOString()}`,
+      ...s.job,
+    };
+  }
+
+  private normalizeContext(): NormalizeContext {
+    return {
+      maxArgsBytes: this.options.maxArgsBytes,
+      defaultMaxAttempts: this.options.defaultMaxAttempts,
+      defaultTimeoutMs: this.options.defaultTimeoutMs,
+      groupWeights: this.options.groupWeights,
+      handlerDefaults: (type) => this.registry.get(type)?.options,
+    };
+  }
+}
+
+function sameDefinition(a: ScheduleDefinition, b: ScheduleDefinition): boolean {
+  const key = (d: ScheduleDefinition) =>
+    JSON.stringify([d.cron, d.timeZone, d.type, d.args, String(d.backfill), d.misfireGraceMs, d.job]);
+  return key(a) === key(b);
+}
+
+function toView(s: StoredSchedule): ScheduleView {
+  return {
+    name: s.name,
+    cron: s.cron,
+    timeZone: s.timeZone,
+    type: s.type,
+    args: s.args,
+    backfill: s.backfill,
+    misfireGraceMs: s.misfireGraceMs,
+    ...s.job,
+    nextRunAt: s.nextRunAt,
+    lastRunAt: s.lastSlot,
+  };
+}

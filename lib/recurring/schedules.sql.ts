@@ -1,0 +1,107 @@
+import { sql, type Sql } from '../database/sql';
+import type { Row, SqlExecutor } from '../database/sql-executor';
+import type { ScheduleDefinition } from './schedule-definition';
+
+/** A schedule row as stored, with its bookkeeping. */
+export interface StoredSchedule extends ScheduleDefinition {
+  /** The earliest slot not yet enqueued. */
+  nextRunAt: Date;
+  /** The latest slot enqueued, null before the first. */
+  lastSlot: Date | null;
+  /** Database time of the tick that enqueued `lastSlot`. */
+  lastEnqueuedAt: Date | null;
+}
+
+function columns(tx: SqlExecutor): Sql {
+  const t = (c: string) => tx.dialect.selectTime(c);
+  return sql`name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options,
+    ${t('next_run_at')} AS next_run_at, ${t('last_slot')} AS last_slot, ${t('last_enqueued_at')} AS last_enqueued_at`;
+}
+
+function toSchedule(row: Row, tx: SqlExecutor): StoredSchedule {
+  const backfill = String(row.backfill);
+  return {
+    name: String(row.name),
+    cron: String(row.cron),
+    timeZone: String(row.time_zone),
+    type: String(row.job_type),
+    args: JSON.parse(String(row.args)) as Record<string, unknown>,
+    backfill: backfill === 'none' || backfill === 'last' ? backfill : Number(backfill),
+    misfireGraceMs: Number(row.misfire_grace_ms),
+    job: JSON.parse(String(row.job_options)) as ScheduleDefinition['job'],
+    nextRunAt: tx.dialect.parseTime(row.next_run_at)!,
+    lastSlot: tx.dialect.parseTime(row.last_slot),
+    lastEnqueuedAt: tx.dialect.parseTime(row.last_enqueued_at),
+  };
+}
+
+/** The database's clock, as a Date. */
+export async function databaseNow(tx: SqlExecutor): Promise<Date> {
+  const now = tx.dialect.name === 'mysql' ? sql`CAST(UTC_TIMESTAMP(3) AS CHAR)` : tx.dialect.now();
+  const { rows } = await tx.run(sql`SELECT ${now} AS now`);
+  return tx.dialect.parseTime(rows[0].now)!;
+}
+
+export async function findSchedule(tx: SqlExecutor, name: string): Promise<StoredSchedule | null> {
+  const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules WHERE name = ${name}`);
+  return rows.length ? toSchedule(rows[0], tx) : null;
+}
+
+export async function listSchedules(tx: SqlExecutor): Promise<StoredSchedule[]> {
+  const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules ORDER BY name`);
+  return rows.map((r) => toSchedule(r, tx));
+}
+
+function definitionValues(tx: SqlExecutor, def: ScheduleDefinition) {
+  return {
+    backfill: String(def.backfill),
+    args: JSON.stringify(def.args),
+    job: JSON.stringify(def.job),
+  };
+}
+
+/** Inserts a new schedule; a concurrent insert of the same name fails with a unique violation. */
+export async function insertSchedule(tx: SqlExecutor, def: ScheduleDefinition, nextRunAt: Date): Promise<void> {
+  const v = definitionValues(tx, def);
+  await tx.run(sql`INSERT INTO job_queue_schedules
+    (name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options, next_run_at, created_at, updated_at)
+    VALUES (${def.name}, ${def.cron}, ${def.timeZone}, ${def.type}, ${v.args}, ${v.backfill}, ${def.misfireGraceMs}, ${v.job},
+      ${tx.dialect.timeParam(nextRunAt)}, ${tx.dialect.now()}, ${tx.dialect.now()})`);
+}
+
+/** Replaces a schedule's definition; slots already enqueued stay enqueued. */
+export async function updateScheduleDefinition(tx: SqlExecutor, def: ScheduleDefinition, nextRunAt: Date): Promise<void> {
+  const v = definitionValues(tx, def);
+  await tx.run(sql`UPDATE job_queue_schedules SET cron = ${def.cron}, time_zone = ${def.timeZone}, job_type = ${def.type},
+    args = ${v.args}, backfill = ${v.backfill}, misfire_grace_ms = ${def.misfireGraceMs}, job_options = ${v.job},
+    next_run_at = ${tx.dialect.timeParam(nextRunAt)}, updated_at = ${tx.dialect.now()} WHERE name = ${def.name}`);
+}
+
+export async function deleteSchedule(tx: SqlExecutor, name: string): Promise<boolean> {
+  return (await tx.run(sql`DELETE FROM job_queue_schedules WHERE name = ${name}`)).affected > 0;
+}
+
+/** A cheap autocommit probe, so idle ticks open no transaction (and take no SQLite write lock). */
+export async function anyScheduleDue(tx: SqlExecutor): Promise<boolean> {
+  const { rows } = await tx.run(sql`SELECT name FROM job_queue_schedules WHERE next_run_at <= ${tx.dialect.now()} LIMIT 1`);
+  return rows.length > 0;
+}
+
+/**
+ * Due schedules, locked for this tick: another replica's tick skips them (SKIP LOCKED) rather
+ * than waiting, and reads them again only after this transaction has moved `next_run_at` on.
+ * SQLite has no row locks; its BEGIN IMMEDIATE transaction holds the database's write lock.
+ */
+export async function lockDueSchedules(tx: SqlExecutor, limit: number): Promise<{ now: Date; due: StoredSchedule[] }> {
+  const now = await databaseNow(tx);
+  const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
+  const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules
+    WHERE next_run_at <= ${tx.dialect.timeParam(now)} ORDER BY next_run_at, name LIMIT ${limit}${lock}`);
+  return { now, due: rows.map((r) => toSchedule(r, tx)) };
+}
+
+/** Records a tick: slots up to `lastSlot` are enqueued, the next one is `nextRunAt`. */
+export async function recordTick(tx: SqlExecutor, name: string, lastSlot: Date | null, nextRunAt: Date): Promise<void> {
+  const last = lastSlot ? sql`last_slot = ${tx.dialect.timeParam(lastSlot)}, last_enqueued_at = ${tx.dialect.now()},` : sql``;
+  await tx.run(sql`UPDATE job_queue_schedules SET ${last} next_run_at = ${tx.dialect.timeParam(nextRunAt)} WHERE name = ${name}`);
+}

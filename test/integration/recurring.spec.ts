@@ -1,0 +1,176 @@
+import { Injectable } from '@nestjs/common';
+import { ArgsTooLargeError, InvalidScheduleError, JobHandler, Recurring, type RecurringArgs } from '../../lib';
+import { describeDialects } from '../support/describe-dialects';
+import { startQueueApp, type QueueApp } from '../support/queue-app';
+import { eventually } from '../support/wait';
+import { WorkerProcess } from '../support/worker-process';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const EVERY_SECOND = '* * * * * *';
+
+interface SlotJob {
+  slot: number;
+  backfill: boolean;
+  key: string;
+}
+
+async function slotJobs(app: QueueApp, type: string): Promise<SlotJob[]> {
+  const rows = await app.rows(`SELECT args, job_key FROM jobs WHERE type = '${type}'`);
+  return rows
+    .map((r) => {
+      const args = (typeof r.args === 'string' ? JSON.parse(r.args) : r.args) as RecurringArgs;
+      return { slot: Date.parse(args.slot), backfill: args.backfill === true, key: String(r.job_key) };
+    })
+    .sort((a, b) => a.slot - b.slot);
+}
+
+/** Consecutive slots one second apart: nothing missing, nothing doubled. */
+function expectContiguous(jobs: SlotJob[]): void {
+  for (let i = 1; i < jobs.length; i++) expect([i, jobs[i].slot - jobs[i - 1].slot]).toEqual([i, 1_000]);
+}
+
+async function stop(workers: WorkerProcess[]): Promise<void> {
+  for (const w of workers) if (!w.dead) w.send('stop');
+  await Promise.all(workers.map((w) => w.exited));
+}
+
+describeDialects('recurring jobs', (db) => {
+  const worker = (schedules: unknown[]) =>
+    new WorkerProcess('recurring.worker', { ...db.options(), pollIntervalMs: 200, schedules });
+
+  it('3 processes, a schedule every second: exactly one job per slot, none missing, a SIGKILL changes nothing', async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['every-second'] });
+    const schedule = { name: 'every-second', cron: EVERY_SECOND };
+    const workers = [worker([schedule]), worker([schedule]), worker([schedule])];
+    try {
+      await Promise.all(workers.map((w) => w.waitFor('ready', 120_000)));
+      await sleep(7_000);
+      workers[0].kill('SIGKILL');
+      await sleep(8_000);
+      await stop(workers);
+
+      const jobs = await slotJobs(app, 'every-second');
+      expect(jobs.length).toBeGreaterThanOrEqual(10);
+      expect(new Set(jobs.map((j) => j.slot)).size).toBe(jobs.length);
+      expect(jobs.map((j) => j.key)).toEqual(jobs.map((j) => `recurring:every-second:${new Date(j.slot).toISOString()}`));
+      expect(jobs.filter((j) => j.backfill)).toEqual([]);
+      expectContiguous(jobs);
+      const [view] = await app.queue.listSchedules();
+      expect(view.lastRunAt?.getTime()).toBe(jobs[jobs.length - 1].slot);
+      process.stdout.write(`[${db.dialect}] recurring: ${jobs.length} slots from 3 processes (1 SIGKILLed), none missing or doubled\n`);
+    } finally {
+      workers.forEach((w) => w.dead || w.kill());
+      await app.close();
+    }
+  });
+
+  it("after all processes were down for 5 s, backfill 'none' / 'last' / 3 enqueue 0 / 1 / 3 missed slots", async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['bf-none', 'bf-last', 'bf-3'] });
+    const schedules = [
+      { name: 'bf-none', cron: EVERY_SECOND, backfill: 'none', misfireGraceMs: 1_500 },
+      { name: 'bf-last', cron: EVERY_SECOND, backfill: 'last', misfireGraceMs: 1_500 },
+      { name: 'bf-3', cron: EVERY_SECOND, backfill: 3, misfireGraceMs: 1_500 },
+    ];
+    let workers = [worker(schedules), worker(schedules)];
+    try {
+      await Promise.all(workers.map((w) => w.waitFor('ready', 120_000)));
+      await eventually('3 slots of each schedule', async () => (await app.count(`type = 'bf-3'`)) >= 3 && (await app.count(`type = 'bf-none'`)) >= 3, 60_000, 100);
+      await stop(workers);
+      const before = new Map<string, number>();
+      for (const s of schedules) before.set(s.name, (await slotJobs(app, s.name)).length);
+      await sleep(5_000);
+      workers = [worker(schedules), worker(schedules)];
+      await Promise.all(workers.map((w) => w.waitFor('ready', 120_000)));
+      await eventually('3 on-time slots after the restart', async () => (await app.count(`type = 'bf-none'`)) >= before.get('bf-none')! + 3, 60_000, 100);
+      await stop(workers);
+
+      const missed = new Map<string, number>();
+      for (const [name, expected] of [['bf-none', 0], ['bf-last', 1], ['bf-3', 3]] as const) {
+        const jobs = await slotJobs(app, name);
+        const old = jobs.slice(0, before.get(name));
+        const fresh = jobs.slice(before.get(name));
+        expectContiguous(old);
+        const caughtUp = fresh.filter((j) => j.backfill);
+        expect([name, caughtUp.length]).toEqual([name, expected]);
+        // The caught-up slots are the latest missed ones, right before the first on-time slot.
+        expect(fresh.slice(0, expected)).toEqual(caughtUp);
+        expectContiguous(fresh);
+        const skipped = (fresh[0].slot - old[old.length - 1].slot) / 1_000 - 1;
+        missed.set(name, skipped + caughtUp.length);
+        process.stdout.write(`[${db.dialect}] backfill ${name}: ${skipped + caughtUp.length} slot(s) missed while down, ${caughtUp.length} caught up\n`);
+      }
+      // The three were down together, so they missed the same slots: at least 5 s less the grace.
+      expect(missed.get('bf-none')).toBeGreaterThanOrEqual(3);
+      expect(missed.get('bf-last')).toBe(missed.get('bf-none'));
+      expect(missed.get('bf-3')).toBe(missed.get('bf-none'));
+    } finally {
+      workers.forEach((w) => w.dead || w.kill());
+      await app.close();
+    }
+  });
+
+  it('programmatic schedule / listSchedules / stats / unschedule, on a running worker', async () => {
+    @Injectable()
+    class Ticks {
+      @JobHandler('tick')
+      async tick(_args: RecurringArgs): Promise<void> {}
+    }
+    const app = await startQueueApp(db, { pollIntervalMs: 100 }, [Ticks]);
+    try {
+      const view = await app.queue.schedule({ name: 'tenant-7.refresh', cron: EVERY_SECOND, type: 'tick', args: { tenant: 7 }, group: 'tenant-7' });
+      expect(view).toMatchObject({ name: 'tenant-7.refresh', type: 'tick', timeZone: 'UTC', backfill: 'none', group: 'tenant-7', lastRunAt: null });
+      await eventually('2 ticks done', async () => (await app.count(`type = 'tick' AND state = 'done'`)) >= 2, 30_000, 100);
+      const [row] = await app.rows(`SELECT args FROM jobs WHERE type = 'tick' LIMIT 1`);
+      expect(JSON.parse(String(row.args))).toMatchObject({ tenant: 7, slot: expect.any(String) });
+      const stats = await app.queue.stats();
+      const mine = stats.schedules.filter((s) => s.name === 'tenant-7.refresh');
+      expect(mine).toEqual([{ name: 'tenant-7.refresh', nextRunAt: expect.any(Date), lastRunAt: expect.any(Date) }]);
+      expect(mine[0].nextRunAt.getTime()).toBeGreaterThan(mine[0].lastRunAt!.getTime());
+      // A row broken by hand (the library never writes one) is skipped, not a stall for the others.
+      await app.queue.schedule({ name: 'broken', cron: EVERY_SECOND, type: 'tick', args: { broken: true } });
+      await app.rows(`UPDATE job_queue_schedules SET cron = '* * * * * * *' WHERE name = 'broken'`);
+      const ticks = await app.count(`type = 'tick'`);
+      await eventually('2 more ticks despite the broken row', async () => (await app.count(`type = 'tick'`)) >= ticks + 2, 30_000, 100);
+      expect(await app.queue.unschedule('broken')).toBe(true);
+      expect(await app.queue.unschedule('tenant-7.refresh')).toBe(true);
+      expect(await app.queue.unschedule('tenant-7.refresh')).toBe(false);
+      expect((await app.queue.listSchedules()).map((s) => s.name)).not.toContain('tenant-7.refresh');
+      const count = await app.count(`type = 'tick'`);
+      await sleep(2_000);
+      expect(await app.count(`type = 'tick'`)).toBe(count);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('bad cron or time zone: InvalidScheduleError naming the schedule, nothing written', async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['tick'], maxArgsBytes: 1_000 });
+    const jobsBefore = await app.count();
+    const named = `SELECT name FROM job_queue_schedules WHERE name IN ('seven', 'mars', 'bf', 'huge', 'nightly-report')`;
+    try {
+      await expect(app.queue.schedule({ name: 'seven', cron: '* * * * * * *', type: 'tick' })).rejects.toThrow(InvalidScheduleError);
+      await expect(app.queue.schedule({ name: 'seven', cron: '* * * * * * *', type: 'tick' })).rejects.toThrow(/"seven".*Too many fields/);
+      await expect(app.queue.schedule({ name: 'mars', cron: '0 2 * * *', type: 'tick', timeZone: 'Mars/Base' })).rejects.toThrow(/"mars".*unknown time zone/);
+      await expect(app.queue.schedule({ name: 'bf', cron: '0 2 * * *', type: 'tick', backfill: -1 })).rejects.toThrow(InvalidScheduleError);
+      // The jobs it would enqueue are checked too: not at every tick, but now.
+      await expect(app.queue.schedule({ name: 'huge', cron: '0 2 * * *', type: 'tick', args: { blob: 'x'.repeat(2_000) } })).rejects.toThrow(ArgsTooLargeError);
+      expect(await app.rows(named)).toEqual([]);
+      expect(await app.count()).toBe(jobsBefore);
+    } finally {
+      await app.close();
+    }
+
+    @Injectable()
+    class Broken {
+      @Recurring('0 0 2 * * * *', { name: 'nightly-report', timeZone: 'Europe/Berlin' })
+      async nightly(_args: RecurringArgs): Promise<void> {}
+    }
+    await expect(startQueueApp(db, {}, [Broken])).rejects.toThrow(/Recurring schedule "nightly-report": invalid cron expression/);
+    const after = await startQueueApp(db, { worker: false, externalTypes: ['tick'] });
+    try {
+      expect(await after.rows(named)).toEqual([]);
+    } finally {
+      await after.close();
+    }
+  });
+});

@@ -1,0 +1,111 @@
+import { planSlots, type SlotPlanInput } from '../../lib/recurring/recurring-slots';
+import { defineSchedule } from '../../lib/recurring/schedule-definition';
+import { InvalidScheduleError } from '../../lib/errors';
+
+const EVERY_SECOND = '* * * * * *';
+const at = (iso: string) => new Date(iso);
+const iso = (plan: ReturnType<typeof planSlots>) => plan.slots.map((s) => `${s.at.toISOString()}${s.backfill ? ' (backfill)' : ''}`);
+
+function plan(over: Partial<SlotPlanInput>) {
+  return planSlots({ cron: EVERY_SECOND, timeZone: 'UTC', from: at('2026-01-01T00:00:00Z'), now: at('2026-01-01T00:00:00.400Z'), misfireGraceMs: 1_000, backfill: 'none', ...over });
+}
+
+describe('planSlots', () => {
+  it('enqueues the slot that just came due and names the next one', () => {
+    const p = plan({});
+    expect(iso(p)).toEqual(['2026-01-01T00:00:00.000Z']);
+    expect(p.next.toISOString()).toBe('2026-01-01T00:00:01.000Z');
+  });
+
+  it('nothing before the first slot is due', () => {
+    const p = plan({ from: at('2026-01-01T00:00:01Z') });
+    expect(p.slots).toEqual([]);
+    expect(p.next.toISOString()).toBe('2026-01-01T00:00:01.000Z');
+  });
+
+  it('a late tick within the grace still enqueues every slot since the last one', () => {
+    const p = plan({ now: at('2026-01-01T00:00:02.500Z'), misfireGraceMs: 5_000 });
+    expect(iso(p)).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z', '2026-01-01T00:00:02.000Z']);
+    expect(p.next.toISOString()).toBe('2026-01-01T00:00:03.000Z');
+  });
+
+  describe('after downtime (slots older than the grace were missed)', () => {
+    const down = { from: at('2026-01-01T00:00:00Z'), now: at('2026-01-01T00:00:10.500Z'), misfireGraceMs: 1_000 };
+    it("'none' skips the missed slots and keeps the on-time one", () => {
+      expect(iso(plan({ ...down, backfill: 'none' }))).toEqual(['2026-01-01T00:00:10.000Z']);
+    });
+    it("'last' adds the latest missed slot", () => {
+      expect(iso(plan({ ...down, backfill: 'last' }))).toEqual(['2026-01-01T00:00:09.000Z (backfill)', '2026-01-01T00:00:10.000Z']);
+    });
+    it('a number adds that many of the latest missed slots', () => {
+      expect(iso(plan({ ...down, backfill: 3 }))).toEqual([
+        '2026-01-01T00:00:07.000Z (backfill)',
+        '2026-01-01T00:00:08.000Z (backfill)',
+        '2026-01-01T00:00:09.000Z (backfill)',
+        '2026-01-01T00:00:10.000Z',
+      ]);
+    });
+    it('a number larger than the gap adds all of it, never slots before `from`', () => {
+      expect(plan({ ...down, backfill: 100 }).slots.filter((s) => s.backfill)).toHaveLength(10);
+    });
+    it('a week-long outage of a per-second schedule stays cheap', () => {
+      const started = Date.now();
+      const p = plan({ from: at('2026-01-01T00:00:00Z'), now: at('2026-01-08T00:00:00.500Z'), backfill: 5 });
+      expect(p.slots).toHaveLength(6);
+      expect(p.slots[4].at.toISOString()).toBe('2026-01-07T23:59:59.000Z');
+      expect(Date.now() - started).toBeLessThan(5_000); // a walk from `from` would be 600k steps
+    });
+  });
+
+  describe('time zones and DST (Europe/Berlin)', () => {
+    const berlin = { timeZone: 'Europe/Berlin', misfireGraceMs: 0, backfill: 'none' as const };
+    it('reads the cron in the zone: 02:00 Berlin is 01:00 UTC in winter, 00:00 UTC in summer', () => {
+      expect(plan({ ...berlin, cron: '0 2 * * *', now: at('2026-01-15T12:00:00Z') }).next.toISOString()).toBe('2026-01-16T01:00:00.000Z');
+      expect(plan({ ...berlin, cron: '0 2 * * *', now: at('2026-07-15T12:00:00Z') }).next.toISOString()).toBe('2026-07-16T00:00:00.000Z');
+    });
+    it('spring forward (29 March 2026): 02:30 does not exist; the slot runs once, at 03:00 CEST', () => {
+      const days = walk('30 2 * * *', 'Europe/Berlin', at('2026-03-27T12:00:00Z'), 4);
+      expect(days).toEqual(['2026-03-28T01:30:00.000Z', '2026-03-29T01:00:00.000Z', '2026-03-30T00:30:00.000Z', '2026-03-31T00:30:00.000Z']);
+    });
+    it('fall back (25 October 2026): 02:30 happens twice; the daily slot runs once', () => {
+      const days = walk('30 2 * * *', 'Europe/Berlin', at('2026-10-23T12:00:00Z'), 4);
+      expect(days).toEqual(['2026-10-24T00:30:00.000Z', '2026-10-25T00:30:00.000Z', '2026-10-26T01:30:00.000Z', '2026-10-27T01:30:00.000Z']);
+    });
+    it('a tick across the fall-back hour enqueues each distinct instant once', () => {
+      const p = planSlots({ cron: '0 * * * *', timeZone: 'Europe/Berlin', from: at('2026-10-24T23:00:00Z'), now: at('2026-10-25T02:30:00Z'), misfireGraceMs: 86_400_000, backfill: 'none' });
+      expect(iso(p)).toEqual(['2026-10-24T23:00:00.000Z', '2026-10-25T00:00:00.000Z', '2026-10-25T01:00:00.000Z', '2026-10-25T02:00:00.000Z']);
+    });
+  });
+});
+
+function walk(cron: string, timeZone: string, from: Date, n: number): string[] {
+  const out: string[] = [];
+  let now = from;
+  for (let i = 0; i < n; i++) {
+    now = planSlots({ cron, timeZone, from: now, now, misfireGraceMs: 0, backfill: 'none' }).next;
+    out.push(now.toISOString());
+  }
+  return out;
+}
+
+describe('defineSchedule', () => {
+  const ok = { name: 'nightly-report', cron: '0 2 * * *', type: 'nightly-report' };
+  it('accepts 5- and 6-field crons and IANA zones, with defaults', () => {
+    expect(defineSchedule({ ...ok, timeZone: 'Europe/Berlin' })).toMatchObject({ timeZone: 'Europe/Berlin', backfill: 'none', misfireGraceMs: 10_000 });
+    expect(defineSchedule({ ...ok, cron: '*/5 * * * * *' }).timeZone).toBe('UTC');
+  });
+  it.each([
+    [{ ...ok, cron: '* * * * * * *' }, /nightly-report.*invalid cron expression.*Too many fields/],
+    [{ ...ok, cron: '61 * * * *' }, /invalid cron expression/],
+    [{ ...ok, timeZone: 'Mars/Olympus_Mons' }, /nightly-report.*unknown time zone "Mars\/Olympus_Mons"/],
+    [{ ...ok, backfill: 0 }, /backfill must be/],
+    [{ ...ok, backfill: 'all' }, /backfill must be/],
+    [{ ...ok, name: 'has space' }, /name must be/],
+    [{ ...ok, name: 'x'.repeat(300) }, /name must be/],
+    [{ ...ok, args: { slot: 'mine' } }, /must not contain `slot`/],
+    [{ ...ok, maxAttempts: 0 }, /maxAttempts/],
+  ])('rejects %j with InvalidScheduleError', (input, message) => {
+    expect(() => defineSchedule(input as never)).toThrow(InvalidScheduleError);
+    expect(() => defineSchedule(input as never)).toThrow(message);
+  });
+});
