@@ -10,6 +10,9 @@ runWorker(async () => {
   const app = await bootContext(JobQueueModule.forRoot({ ...moduleOptions, worker: false }));
   const claim = app.get(ClaimService);
   const db = app.get(JobQueueDatabase);
+  // Warm up first (connection, first transaction, statement preparation): otherwise the process
+  // that happens to finish this first can drain every job before the others claim at all.
+  await claim.claim({ owner, types: ['warm-up'], quotas: [{ limit: 1 }], leaseTtlMs: 1_000 });
   send({ type: 'ready' });
   await waitForGo();
 
