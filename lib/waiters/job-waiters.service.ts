@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { JobQueueConnection } from '../database/job-queue.connection';
 import { toJobRecord, toJobView } from '../database/job-row';
+import { chunked } from '../database/sql';
 import { InvalidJobError, JobNotFoundError, WaitForShutdownError, WaitForTimeoutError } from '../errors';
 import { JobQueueEvents } from '../events/job-queue.events';
 import type { SettledJob } from '../finalize/settled-job';
@@ -9,7 +10,7 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { JobView } from '../job.types';
 import { SETTLED_CHANNEL } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
-import { chunkIds, waiterChunkSize } from './id-chunks';
+import { waiterChunkSize } from './id-chunks';
 import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 import { sortByState } from './sort-by-state';
 import { WaiterRegistry, type Watch } from './waiter-registry';
@@ -211,7 +212,7 @@ export class JobWaiters {
         const fetches = new Set([...this.toFetch].filter((id) => this.registry.has(id)));
         this.toLookUp.clear();
         this.toFetch.clear();
-        for (const ids of chunkIds(lookups, this.chunk)) {
+        for (const ids of chunked(lookups, this.chunk)) {
           try {
             this.counts.lookupQueries++;
             for (const id of await this.readStates(ids)) fetches.add(id);
@@ -220,7 +221,7 @@ export class JobWaiters {
             for (const id of ids) if (!fetches.has(id)) this.failAll(id, err as Error);
           }
         }
-        for (const ids of chunkIds([...fetches], this.chunk)) {
+        for (const ids of chunked([...fetches], this.chunk)) {
           try {
             this.counts.fetchQueries++;
             await this.resolveFrom(ids);
@@ -252,7 +253,7 @@ export class JobWaiters {
     this.polling = true;
     this.counts.polls++;
     try {
-      for (const ids of chunkIds(this.registry.ids(), this.chunk)) {
+      for (const ids of chunked(this.registry.ids(), this.chunk)) {
         if (this.closing) return;
         this.counts.pollQueries++;
         const settled = await this.readStates(ids);

@@ -1,28 +1,19 @@
-import { BIND_LIMITS, chunkIds, waiterChunkSize, WAITER_CHUNK } from '../../lib/waiters/id-chunks';
+import { chunked, MAX_BOUND_PARAMETERS } from '../../lib/database/sql';
+import { waiterChunkSize, WAITER_CHUNK } from '../../lib/waiters/id-chunks';
 import { sortByState } from '../../lib/waiters/sort-by-state';
 import { WaiterRegistry } from '../../lib/waiters/waiter-registry';
 
-describe('chunkIds', () => {
-  it('splits in order into runs of at most the size', () => {
-    expect(chunkIds([1, 2, 3, 4, 5], 2)).toEqual([[1, 2], [3, 4], [5]]);
-    expect(chunkIds([1, 2], 2)).toEqual([[1, 2]]);
-    expect(chunkIds([], 3)).toEqual([]);
-  });
-
+describe('waiterChunkSize', () => {
   it('covers 100,000 ids in ten statements, each under every bind limit', () => {
     const ids = Array.from({ length: 100_000 }, (_, i) => i + 1);
     for (const dialect of ['postgres', 'mysql', 'sqlite'] as const) {
-      const chunks = chunkIds(ids, waiterChunkSize(dialect));
+      const chunks = chunked(ids, waiterChunkSize(dialect));
       expect(chunks).toHaveLength(10);
       expect(chunks.flat()).toEqual(ids);
-      expect(Math.max(...chunks.map((c) => c.length))).toBeLessThanOrEqual(BIND_LIMITS[dialect]);
+      expect(Math.max(...chunks.map((c) => c.length))).toBeLessThanOrEqual(MAX_BOUND_PARAMETERS[dialect]);
     }
     expect(waiterChunkSize('sqlite')).toBe(WAITER_CHUNK);
     expect(waiterChunkSize('sqlite', 32_000)).toBe(766);
-  });
-
-  it('refuses a size below 1', () => {
-    expect(() => chunkIds([1], 0)).toThrow(RangeError);
   });
 });
 
