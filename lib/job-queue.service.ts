@@ -215,7 +215,6 @@ export class JobQueueService {
     return this.pauses.listPaused();
   }
 
-
   private async read(id: number, executor: SqlExecutor): Promise<JobView | null> {
     assertId(id);
     const { rows } = await executor.run(sql`SELECT ${jobColumns(executor.dialect)} FROM jobs WHERE id = ${id}`);
