@@ -24,6 +24,7 @@ import { JobQueuePausedMysql1765100000002 } from './mysql/1765100000002-job-queu
 import { JobQueuePausedPostgres1765100000002 } from './postgres/1765100000002-job-queue-paused';
 import { JobQueuePausedSqlite1765100000002 } from './sqlite/1765100000002-job-queue-paused';
 import { JobQueueSchedulesMysql1765500000001 } from './mysql/1765500000001-job-queue-schedules';
+import { JobQueueFindIndexesPostgres1766000000001 } from './postgres/1766000000001-job-queue-find-indexes';
 import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
 import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
 
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueQueryIndexesPostgres1765100000001,
     JobQueuePausedPostgres1765100000002,
     JobQueueSchedulesPostgres1765500000001,
+    JobQueueFindIndexesPostgres1766000000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

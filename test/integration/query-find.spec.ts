@@ -1,11 +1,13 @@
 import { InvalidCursorError, InvalidQueryError, jobQueueMigrations, type JobFilter, type JobQueueService } from '../../lib';
 import { sql } from '../../lib/database/sql';
-import { SCAN_WINDOW } from '../../lib/query/find-jobs.sql';
+import { findPageStatement, SCAN_WINDOW } from '../../lib/query/find-jobs.sql';
+import { normalizeFilter } from '../../lib/query/job-filter';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
 const TYPES = ['a', 'b', 'c'];
-const STATES = ['ready', 'done', 'failed', 'cancelled', 'waiting'] as const;
+// leased and running rows are read through another index than the rest on PostgreSQL (migration 12).
+const STATES = ['ready', 'done', 'failed', 'cancelled', 'waiting', 'running', 'leased'] as const;
 const BASE = Date.UTC(2026, 0, 1);
 
 interface Seeded {
@@ -86,6 +88,10 @@ const FILTERS: JobFilter[] = [
   { createdAfter: at(20), createdBefore: at(90), argsContains: { tenant: 't3' } },
   { key: 'key-17' },
   { state: 'ready', type: 'nope' },
+  { state: 'running' },
+  { state: ['leased', 'failed'] },
+  { type: 'a', state: ['running', 'done'] },
+  { group: 'g2', argsContains: { tags: ['x'] } },
 ];
 
 describeDialects('find: every filter, keyset pages, typed errors', (db) => {
@@ -112,7 +118,7 @@ describeDialects('find: every filter, keyset pages, typed errors', (db) => {
     seeded = [];
     for (let i = 0; i < 150; i++) {
       const id = ids[`j${i}`];
-      const state = STATES[i % 5];
+      const state = STATES[i % STATES.length];
       const lastError = state === 'failed' ? `boom: ${i % 2 ? 'timeout after 5 s' : 'crash'}` : null;
       await app.db.run(sql`UPDATE jobs SET state = ${state}, last_error = ${lastError}, created_at = ${d.timeParam(at(i))} WHERE id = ${id}`);
       seeded.push({
@@ -227,30 +233,44 @@ describeDialects('find: every filter, keyset pages, typed errors', (db) => {
 });
 
 describeDialects(
-  'find on PostgreSQL: argsContains is served by the GIN index on args::jsonb',
+  'find on PostgreSQL: partial find indexes, and in-flight rows through jobs_in_flight_idx',
   (db) => {
-    it('an existing table upgrades in place (version 8 with rows → 9), and the plan uses the index', async () => {
+    it('an existing table upgrades in place (version 11 with rows → 12), and find() plans use the indexes', async () => {
       const app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
       try {
-        await app.queue.enqueueGraph(Array.from({ length: 200 }, (_, i) => ({ ref: `r${i}`, type: 't', args: { tenant: `t${i % 10}` } })));
+        const ids = await app.queue.enqueueGraph(Array.from({ length: 200 }, (_, i) => ({ ref: `r${i}`, type: 't', group: `g${i % 4}`, args: { tenant: `t${i % 10}` } })));
+        await app.rows(`UPDATE jobs SET state = 'running' WHERE id IN (${[3, 13, 23].map((i) => ids[`r${i}`]).join(',')})`);
         const runner = app.dataSource.createQueryRunner();
         try {
-          // Back to the schema before this migration, rows kept; then up again, in place.
-          const [indexes] = jobQueueMigrations('postgres').filter((m) => m.version === 9);
+          // Back to the full indexes of migration 9, rows kept; then up again, in place.
+          const [indexes] = jobQueueMigrations('postgres').filter((m) => m.version === 12);
           await indexes.down(runner);
-          expect(await app.rows(`SELECT 1 FROM pg_indexes WHERE indexname = 'jobs_args_gin_idx'`)).toHaveLength(0);
+          expect(await app.rows(`SELECT 1 FROM pg_indexes WHERE indexname = 'jobs_find_args_idx'`)).toHaveLength(0);
+          expect(await app.rows(`SELECT 1 FROM pg_indexes WHERE indexname = 'jobs_args_gin_idx'`)).toHaveLength(1);
           await indexes.up(runner);
+          expect(await app.rows(`SELECT 1 FROM pg_indexes WHERE indexname = 'jobs_args_gin_idx'`)).toHaveLength(0);
           expect(await app.count()).toBe(200);
-          await runner.query('BEGIN');
-          await runner.query('SET LOCAL enable_seqscan = off');
-          const plan = await runner.query(`EXPLAIN SELECT id FROM jobs WHERE (args::jsonb) @> '{"tenant":"t3"}'::jsonb ORDER BY id DESC LIMIT 51`);
-          await runner.query('ROLLBACK');
-          expect(plan.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')).toMatch(/jobs_args_gin_idx/);
+          const plan = async (filter: JobFilter) => {
+            const { text, params } = findPageStatement(app.db.dialect, normalizeFilter(filter), { beforeId: null }, 50).render('postgres');
+            await runner.query('BEGIN');
+            await runner.query('SET LOCAL enable_seqscan = off');
+            const rows = await runner.query(`EXPLAIN ${text}`, params);
+            await runner.query('ROLLBACK');
+            return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+          };
+          // A filter over every state reads both branches, each from its index.
+          const both = await plan({ argsContains: { tenant: 't3' } });
+          expect(both).toMatch(/jobs_find_args_idx/);
+          expect(both).toMatch(/jobs_in_flight_idx/);
+          expect(await plan({ state: 'failed', group: 'g1' })).not.toMatch(/jobs_in_flight_idx/);
+          expect(await plan({ type: 't' })).toMatch(/jobs_find_type_idx/);
+          expect(await plan({ state: 'running' })).toMatch(/jobs_in_flight_idx/);
         } finally {
           await runner.release();
         }
         const { jobs } = await app.queue.find({ argsContains: { tenant: 't3' } }, { limit: 500 });
-        expect(jobs).toHaveLength(20);
+        expect(jobs.map((j) => j.id)).toEqual(Array.from({ length: 20 }, (_, k) => ids[`r${193 - k * 10}`]));
+        expect(jobs.filter((j) => j.state === 'running')).toHaveLength(3);
       } finally {
         await app.close();
       }
