@@ -1,4 +1,5 @@
-import { chunked, sql, type Sql } from '../database/sql';
+import { inChunks } from '../database/in-chunks';
+import { chunked, sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { cascade } from './cascade.sql';
 import { toSettled, type CascadeResult } from './settled-job';
@@ -8,6 +9,13 @@ export interface RetryOutcome extends CascadeResult {
   /** The job's state before the retry (only failed and cancelled jobs are retried). */
   previousState: string | null;
   /** Every job reopened: the job, dependents cancelled because of it, containers that rolled up failed. */
+  reopened: number[];
+}
+
+export interface RetryManyOutcome extends CascadeResult {
+  /** The given jobs that were failed or cancelled when locked: the ones this call retried. */
+  retried: number[];
+  /** Every job reopened, the retried ones and what their failures had closed. */
   reopened: number[];
 }
 
@@ -21,26 +29,38 @@ const TERMINAL_BAD = `'failed', 'cancelled'`;
  * `ready`, and any that still depend on another failed job are cancelled again.
  */
 export async function retryJob(tx: SqlExecutor, id: number): Promise<RetryOutcome> {
-  const d = tx.dialect;
-  const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
-  const { rows: roots } = await tx.run(sql`SELECT id, state, is_container FROM jobs WHERE id = ${id}${lock}`);
+  const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
+  const { rows: roots } = await tx.run(sql`SELECT id, state FROM jobs WHERE id = ${id}${lock}`);
   if (!roots.length) return { found: false, previousState: null, reopened: [], settled: [], promoted: 0 };
   const previousState = String(roots[0].state);
-  if (previousState !== 'failed' && previousState !== 'cancelled') {
-    return { found: true, previousState, reopened: [], settled: [], promoted: 0 };
-  }
+  const { reopened, settled, promoted } = await retryJobs(tx, [id]);
+  return { found: true, previousState, reopened, settled, promoted };
+}
+
+/**
+ * `retryJob` for many jobs in one pass: the union of their closures is reopened and recounted
+ * once, so a bulk re-drive costs a handful of statements per batch instead of per job. Jobs
+ * that are not failed or cancelled (any more) are left alone.
+ */
+export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Promise<RetryManyOutcome> {
+  const d = tx.dialect;
+  const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
+  const roots = await inChunks(tx, [...new Set(given)].sort((a, b) => a - b), (list) =>
+    sql`SELECT id, is_container FROM jobs WHERE id IN (${list}) AND state IN (${sql.raw(TERMINAL_BAD)}) ORDER BY id${lock}`);
+  if (!roots.length) return { retried: [], reopened: [], settled: [], promoted: 0 };
+  const retried = roots.map((r) => Number(r.id));
 
   // 1. The closure of what to reopen.
-  const reopen = new Set<number>([id]);
-  let frontier = [id];
-  if (Number(roots[0].is_container) === 1) {
-    const { rows } = await tx.run(sql`WITH RECURSIVE sub (id, state) AS (
-        SELECT id, state FROM jobs WHERE parent_id = ${id}
+  const reopen = new Set<number>(retried);
+  const boxes = roots.filter((r) => Number(r.is_container) === 1).map((r) => Number(r.id));
+  if (boxes.length) {
+    const rows = await inChunks(tx, boxes, (list) => sql`WITH RECURSIVE sub (id, state) AS (
+        SELECT id, state FROM jobs WHERE parent_id IN (${list})
         UNION ALL SELECT j.id, j.state FROM jobs j JOIN sub ON j.parent_id = sub.id)
       SELECT id FROM sub WHERE state IN (${sql.raw(TERMINAL_BAD)})`);
     rows.forEach((r) => reopen.add(Number(r.id)));
-    frontier = [...reopen];
   }
+  let frontier = [...reopen];
   // SQLite has no statistics for find()'s (state, id) index and would walk every cancelled job
   // once per slice (quadratic: 40,000 dependents took minutes); NOT INDEXED leaves only the
   // primary key for j and p, so each slice starts from its own ids.
@@ -107,18 +127,9 @@ export async function retryJob(tx: SqlExecutor, id: number): Promise<RetryOutcom
     const again = await cascade(tx, rows.map((r) => toSettled(r, 'cancelled')));
     result = { settled: again.settled, promoted: again.promoted < 0 ? -1 : promoted + again.promoted };
   }
-  return { found: true, previousState, reopened: ids, ...result };
+  return { retried, reopened: ids, ...result };
 }
 
-/** Runs `statement` once per bounded slice of `ids` (in order) and returns all rows. */
-async function inChunks(tx: SqlExecutor, ids: readonly number[], statement: (list: ReturnType<typeof sql.list>) => Sql): Promise<Row[]> {
-  const out: Row[] = [];
-  for (const chunk of chunked(ids)) {
-    const { rows } = await tx.run(statement(sql.list(chunk)));
-    for (const r of rows) out.push(r);
-  }
-  return out;
-}
 
 async function setCounts(tx: SqlExecutor, rows: Row[], idColumn: string, column: string, countColumn: string): Promise<void> {
   const byCount = new Map<number, number[]>();

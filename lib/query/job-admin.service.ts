@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { JobQueueEvents } from '../events/job-queue.events';
-import { cancelJob } from '../finalize/cancel.sql';
-import { retryJob } from '../finalize/retry.sql';
-import type { SettledJob } from '../finalize/settled-job';
+import { cancelJobs } from '../finalize/cancel.sql';
+import { retryJobs } from '../finalize/retry.sql';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { JobState } from '../job.types';
@@ -11,8 +10,8 @@ import { notifyInTransaction } from '../notify/notify.sql';
 import { normalizeFilter, type JobFilter, type NormalizedFilter } from './job-filter';
 import { readPage } from './read-page';
 
-/** Jobs per transaction: short transactions, whatever the size of the re-drive. */
-export const ADMIN_BATCH = 100;
+/** Jobs per transaction: short transactions (a handful of set-based statements), whatever the size of the re-drive. */
+export const ADMIN_BATCH = 500;
 /** Ids read per keyset page. */
 const ADMIN_PAGE = 1_000;
 
@@ -21,8 +20,8 @@ const CANCELLABLE: JobState[] = ['leased', 'ready', 'running', 'waiting'];
 
 /**
  * Bulk `retry` and `cancel`: the jobs a filter selects, walked newest first by keyset pages
- * of ids, each job through the same statements as `retry(id)` / `cancel(id)` (cascades
- * included), `ADMIN_BATCH` jobs per transaction. Safe while workers run: every job is locked
+ * of ids, `ADMIN_BATCH` jobs per transaction, each batch as one set through the statements of
+ * `retry(id)` / `cancel(id)` (cascades included). Safe while workers run: every job is locked
  * and re-checked inside its transaction, and a job is visited at most once per call, because
  * the walk only moves to lower ids.
  */
@@ -34,22 +33,21 @@ export class JobAdminService {
     private readonly events: JobQueueEvents,
   ) {}
 
-  /** Retries the failed and cancelled jobs the filter selects; `count` = jobs this call retried. */
+  /**
+   * Retries the failed and cancelled jobs the filter selects; `count` = those still failed or
+   * cancelled when their batch reached them (a selected dependent that an earlier batch
+   * re-opened along with its upstream is not counted again).
+   */
   async retryMany(filter: JobFilter = {}): Promise<{ count: number }> {
     const f = restrictStates(normalizeFilter(filter), RETRYABLE);
     if (!f) return { count: 0 };
     return this.walk(f, async (batch) => {
       const outcome = await this.db.transaction(async (tx) => {
-        let count = 0;
-        const settled: SettledJob[] = [];
-        for (const id of batch) {
-          const result = await retryJob(tx, id);
-          if (!result.reopened.length) continue; // no longer failed/cancelled, e.g. reopened by an earlier one
-          count++;
-          settled.push(...result.settled);
-        }
+        // The batch as one set: its closures are reopened and recounted together.
+        const result = await retryJobs(tx, batch);
+        const count = result.retried.length;
         if (count && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-        return { count, settled };
+        return { count, settled: result.settled };
       });
       this.events.settled(outcome.settled);
       if (outcome.count) this.events.wake();
@@ -57,24 +55,15 @@ export class JobAdminService {
     });
   }
 
-  /** Cancels the unfinished jobs the filter selects; `count` = jobs this call cancelled (cascades not counted). */
+  /** Cancels the unfinished jobs the filter selects; `count` = those still unfinished when their batch reached them (cascades not counted). */
   async cancelMany(filter: JobFilter = {}): Promise<{ count: number }> {
     const f = restrictStates(normalizeFilter(filter), CANCELLABLE);
     if (!f) return { count: 0 };
     return this.walk(f, async (batch) => {
       const outcome = await this.db.transaction(async (tx) => {
-        let count = 0;
-        const settled: SettledJob[] = [];
-        const wereRunning: number[] = [];
-        for (const id of batch) {
-          const result = await cancelJob(tx, id);
-          if (!result.settled.some((s) => s.id === id)) continue; // finished meanwhile, or cancelled by an earlier one
-          count++;
-          settled.push(...result.settled);
-          wereRunning.push(...result.wereRunning);
-        }
-        if (this.options.listenNotify) for (const running of wereRunning) await notifyInTransaction(tx, `c:${running}`);
-        return { count, settled, wereRunning };
+        const result = await cancelJobs(tx, batch);
+        if (this.options.listenNotify) for (const running of result.wereRunning) await notifyInTransaction(tx, `c:${running}`);
+        return { count: result.cancelled.length, settled: result.settled, wereRunning: result.wereRunning };
       });
       this.events.cancelled(outcome.wereRunning);
       this.events.settled(outcome.settled);
