@@ -18,6 +18,7 @@ import { JobQueueService } from './job-queue.service';
 import { JobQueueEvents } from './events/job-queue.events';
 import { FinalizeService } from './finalize/finalize.service';
 import { PgNotifyListener } from './notify/pg-notify.listener';
+import { SettledNotifier } from './notify/settled.notifier';
 import { JobQueueOrchestrator } from './scheduler/job-queue.orchestrator';
 import { SchedulerService } from './scheduler/scheduler.service';
 import { SweepsService } from './sweeps/sweeps.service';
@@ -63,6 +64,7 @@ import { RecurringService } from './recurring/recurring.service';
     SchedulerService,
     SweepsService,
     PgNotifyListener,
+    SettledNotifier,
     JobWaiters,
     JobQueueOrchestrator,
     RecurringExplorer,

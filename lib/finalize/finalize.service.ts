@@ -127,7 +127,8 @@ export class FinalizeService {
       else if (r.kind === 'promoted') promoted = Number(r.job);
     }
     const done: SettledJob[] = [];
-    for (const c of completions) if (!refused.has(c.id)) done.push({ id: c.id, parentId: null, outcome: 'done' });
+    const notified = this.options.listenNotify; // the statement announced them (SettledNotifier skips them)
+    for (const c of completions) if (!refused.has(c.id)) done.push({ id: c.id, parentId: null, outcome: 'done', notified });
     return { done, failed: { retried: [] as number[], failed: [] as SettledJob[] }, result: { settled: done, promoted } };
   }
 

@@ -5,6 +5,8 @@ export interface SettledJob {
   outcome: 'done' | 'failed' | 'cancelled';
   /** The job whose failure started a cancellation cascade (for the message dependents get). */
   cause?: number;
+  /** PostgreSQL: the settling statement already announced it on the settled channel. */
+  notified?: boolean;
 }
 
 export function toSettled(row: Record<string, unknown>, outcome: SettledJob['outcome'], cause?: number): SettledJob {

@@ -25,6 +25,7 @@ import { JobQueuePausedPostgres1765100000002 } from './postgres/1765100000002-jo
 import { JobQueuePausedSqlite1765100000002 } from './sqlite/1765100000002-job-queue-paused';
 import { JobQueueSchedulesMysql1765500000001 } from './mysql/1765500000001-job-queue-schedules';
 import { JobQueueFindIndexesPostgres1766000000001 } from './postgres/1766000000001-job-queue-find-indexes';
+import { JobQueueSettledInCompletePostgres1766000000002 } from './postgres/1766000000002-job-queue-settled-in-complete';
 import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
 import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
 
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePausedPostgres1765100000002,
     JobQueueSchedulesPostgres1765500000001,
     JobQueueFindIndexesPostgres1766000000001,
+    JobQueueSettledInCompletePostgres1766000000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

@@ -5,8 +5,8 @@ export const NOTIFY_CHANNEL = 'nestjs_sql_job_queue';
 
 /**
  * Payload: comma-separated ids of jobs that have just become done, failed or cancelled. Sent by
- * a statement trigger on `jobs` (migration 1765400000001) at the commit of whatever transaction
- * settled them, heard by the processes that have a `waitFor` pending.
+ * the batched complete at its commit and, for every other path, by the process that committed
+ * it (SettledNotifier); heard by the processes that have a `waitFor` pending.
  */
 export const SETTLED_CHANNEL = 'nestjs_sql_job_queue_settled';
 

@@ -15,6 +15,7 @@ import { JobHandlerRegistry } from '../handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
+import { SettledNotifier } from '../notify/settled.notifier';
 import { PausedWork } from '../pause/paused-work';
 import { SweepsService } from '../sweeps/sweeps.service';
 import { JobWaiters } from '../waiters/job-waiters.service';
@@ -50,6 +51,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     private readonly events: JobQueueEvents,
     private readonly timers: SchedulerRegistry,
     private readonly waiters: JobWaiters,
+    private readonly settledNotifier: SettledNotifier,
     private readonly paused: PausedWork,
   ) {}
 
@@ -95,6 +97,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
 
   async onApplicationShutdown(): Promise<void> {
     await this.finalizer.drain(); // enqueue-only processes have nothing here; workers drained above
+    await this.settledNotifier.close(); // announces what the drains settled while the connection is open
     // Waiters resolved by the drain above have been; the rest fail with a typed error now,
     // before the DataSource closes under their next poll.
     await this.waiters.close();

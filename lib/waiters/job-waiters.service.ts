@@ -34,7 +34,7 @@ interface Entry extends Watch, JobWatchHandlers {
  * `watch()` for live views), whatever their number:
  * - every pending watch is in one map by job id;
  * - jobs settled by this process are looked up in that map (the `settled` event);
- * - on PostgreSQL, jobs settled anywhere arrive as notifications (a trigger on `jobs`);
+ * - on PostgreSQL, jobs settled anywhere arrive as notifications (sent by the settling process);
  * - a poll every `pollIntervalMs` reads the states of all pending ids, one statement per
  *   chunk of ids: the backstop, and the only path across processes on MySQL and SQLite;
  * - new watches are looked up in batches (all the `waitFor` calls of one tick share a statement).
