@@ -15,12 +15,14 @@ const elk = new ELK();
  */
 export function graphPage(id: number): Page {
   const canvas = h('div', { class: 'graph-canvas', id: 'graph-canvas' });
+  // Fit: the whole DAG scaled into the window; off: natural size, scrolled.
+  const fit = h('button', { type: 'button', id: 'graph-fit', onclick: () => fit.textContent = canvas.classList.toggle('fit') ? 'Actual size' : 'Fit to window' }, 'Fit to window');
   const info = h('p', { class: 'muted', id: 'graph-info' });
   let shape = '';
   const drawn = new Map<number, { g: SVGGElement; fill: SVGRectElement; label: SVGTextElement; bar: SVGRectElement }>();
   const page: Page = {
     title: `Graph of #${id}`,
-    el: h('div', { class: 'graph' }, h('div', { class: 'job-head' }, h('h1', {}, `Graph of job #${id}`), h('a', { href: `#/job/${id}`, class: 'button' }, 'Job'), legend()), info, canvas),
+    el: h('div', { class: 'graph' }, h('div', { class: 'job-head' }, h('h1', {}, `Graph of job #${id}`), h('a', { href: `#/job/${id}`, class: 'button' }, 'Job'), fit, legend()), info, canvas),
     intervalMs: 2000,
     loaded: false,
     async refresh() {
@@ -31,7 +33,19 @@ export function graphPage(id: number): Page {
         const svg = await draw(g, id, drawn);
         replace(canvas, svg);
       }
-      for (const n of g.nodes) update(drawn.get(n.id), n);
+      // A container rolls up from its children: its bar shows the share of them done.
+      const kids = new Map<number, { done: number; total: number }>();
+      for (const n of g.nodes) {
+        if (n.parentId === null) continue;
+        const k = kids.get(n.parentId) ?? { done: 0, total: 0 };
+        k.total++;
+        if (n.state === 'done') k.done++;
+        kids.set(n.parentId, k);
+      }
+      for (const n of g.nodes) {
+        const k = kids.get(n.id);
+        update(drawn.get(n.id), k ? { ...n, progress: Math.round((100 * k.done) / k.total), stage: `${k.done}/${k.total} children done` } : n, !!k);
+      }
       const done = g.nodes.filter((n) => n.state === 'done').length;
       info.textContent = `${g.nodes.length} jobs, ${g.edges.length} dependencies, ${done} done${g.truncated ? ' (truncated: the graph is larger than shown)' : ''}.`;
       page.loaded = true;
@@ -144,8 +158,15 @@ function nodeShape(job: GraphNode, n: ElkNode, isRoot: boolean, hasChildren: boo
   return shape;
 }
 
-function update(shape: { g: SVGGElement; label: SVGTextElement; bar: SVGRectElement; barWidth?: number } | undefined, job: GraphNode): void {
+function update(shape: { g: SVGGElement; label: SVGTextElement; bar: SVGRectElement; barWidth?: number } | undefined, job: GraphNode, container = false): void {
   if (!shape) return;
+  if (container) {
+    shape.g.setAttribute('data-state', job.state);
+    shape.g.setAttribute('class', shape.g.getAttribute('class')!.replace(/ ?st-\w+/g, '') + ` st-${job.state}`);
+    shape.label.textContent = `#${job.id} · ${job.state} · ${job.stage}`;
+    shape.bar.setAttribute('width', String(((shape.barWidth ?? NODE_W - 16) * job.progress) / 100));
+    return;
+  }
   shape.g.setAttribute('data-state', job.state);
   shape.g.setAttribute('class', shape.g.getAttribute('class')!.replace(/ ?st-\w+/g, '') + ` st-${job.state}`);
   shape.label.textContent = clip(`#${job.id} · ${job.state}${job.state === 'running' || (job.progress > 0 && job.progress < 100) ? ` ${job.progress}%` : ''}${job.stage && job.state === 'running' ? ` · ${job.stage}` : ''}`, 30);
