@@ -1,4 +1,5 @@
 import { Injectable, type INestApplication, type Type } from '@nestjs/common';
+import type { AbstractHttpAdapter } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
@@ -39,13 +40,15 @@ export interface DashboardApp {
 export async function startDashboardApp(
   db: TestDatabase,
   dashboard: JobQueueDashboardOptions,
-  options: { queue?: Partial<JobQueueModuleOptions>; globalPrefix?: string; providers?: Type[] } = {},
+  options: { queue?: Partial<JobQueueModuleOptions>; globalPrefix?: string; providers?: Type[]; adapter?: AbstractHttpAdapter } = {},
 ): Promise<DashboardApp> {
   const module = await Test.createTestingModule({
     imports: [JobQueueModule.forRoot(db.options({ pollIntervalMs: 100, ...options.queue }) as never), JobQueueDashboardModule.forRoot(dashboard)],
     providers: [DashboardTestHandlers, ...(options.providers ?? [])],
   }).compile();
-  const app = module.createNestApplication({ logger: ['error'] });
+  const app = options.adapter
+    ? module.createNestApplication(options.adapter, { logger: ['error'] })
+    : module.createNestApplication({ logger: ['error'] });
   if (options.globalPrefix) app.setGlobalPrefix(options.globalPrefix);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
