@@ -106,7 +106,7 @@ export class DashboardService {
     const { args, result, lastError, currentStage, ...fields } = job;
     return {
       ...fields,
-      stage: currentStage === null ? null : boundText(currentStage, SHORT_CHARS).text,
+      stage: stageText(currentStage),
       args: boundJson(args, MAX_FIELD_CHARS),
       result: result === null ? null : boundJson(result, MAX_FIELD_CHARS),
       error: lastError === null ? null : boundText(lastError, MAX_FIELD_CHARS),
@@ -199,6 +199,10 @@ export class DashboardService {
   }
 }
 
+function stageText(stage: string | null): string | null {
+  return stage === null ? null : boundText(stage, SHORT_CHARS).text;
+}
+
 function toRow(job: JobView): JobRowView {
   return {
     id: job.id,
@@ -208,7 +212,7 @@ function toRow(job: JobView): JobRowView {
     attempts: job.attempts,
     maxAttempts: job.maxAttempts,
     progress: job.progress,
-    stage: job.currentStage === null ? null : boundText(job.currentStage, SHORT_CHARS).text,
+    stage: stageText(job.currentStage),
     isContainer: job.isContainer,
     parentId: job.parentId,
     createdAt: job.createdAt,
@@ -225,7 +229,7 @@ function toGraphNode(job: JobView): GraphNodeView {
     ref: job.ref,
     state: job.state,
     progress: job.progress,
-    stage: job.currentStage === null ? null : boundText(job.currentStage, SHORT_CHARS).text,
+    stage: stageText(job.currentStage),
     parentId: job.parentId,
     isContainer: job.isContainer,
   };
