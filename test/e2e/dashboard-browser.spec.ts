@@ -171,7 +171,10 @@ describe('dashboard in a browser: chromium present', () => {
       }
       nodes.push({ ref: 'join', type: 'step', parent: 'pipeline', dependsOn: Array.from({ length: W }, (_, i) => `s${L - 1}-${i}`) });
       const ids = await queue.enqueueGraph(nodes as never);
-      await eventually('gate running', async () => (await queue.get(ids.gate))?.state === 'running', 20_000, 50);
+      await eventually('gate running at 30%', async () => {
+        const gateJob = await queue.get(ids.gate);
+        return gateJob?.state === 'running' && gateJob.progress === 30;
+      }, 20_000, 50);
 
       await page.goto(`${base}/dashboard#/graph/${ids.gate}`);
       const gateNode = page.locator(`#dag g.node[data-id="${ids.gate}"]`);
