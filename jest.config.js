@@ -10,7 +10,7 @@ module.exports = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.spec.json' }] },
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-sql-job-queue$': '<rootDir>/lib/index.ts' },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-sql-job-queue$': '<rootDir>/lib/index.ts', '^nestjs-sql-job-queue/dashboard$': '<rootDir>/lib/dashboard/index.ts' },
   globalSetup: '<rootDir>/test/support/global-setup.cjs',
   reporters: ['default', '<rootDir>/test/support/dialect-summary.reporter.cjs'],
   testTimeout: 120_000,

@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { JobQueueModule } from 'nestjs-sql-job-queue';
+import { JobQueueDashboardModule } from 'nestjs-sql-job-queue/dashboard';
 import { SampleConfigModule } from './config/sample-config.module';
 import { SAMPLE_CONFIG } from './config/sample-config.token';
 import type { SampleConfig } from './config/sample.config';
 import { DemoRunPrinter } from './demo/demo-run.printer';
 import { DemoRunService } from './demo/demo-run.service';
+import { sampleDashboardAuth } from './dashboard/dashboard-auth';
 import { DigestHandlers } from './digest/digest.handlers';
 import { JobQueueErrorsFilter } from './http/job-queue-errors.filter';
 import { JobsController } from './jobs/jobs.controller';
@@ -26,6 +28,13 @@ import { ReportHandlers } from './reports/report.handlers';
       imports: [SampleConfigModule],
       inject: [SAMPLE_CONFIG],
       useFactory: (config: SampleConfig) => config.queue,
+    }),
+    // The web UI at /dashboard; see sample-app/dashboard/dashboard-auth.ts for who may open it.
+    JobQueueDashboardModule.forRootAsync({
+      path: '/dashboard',
+      imports: [SampleConfigModule],
+      inject: [SAMPLE_CONFIG],
+      useFactory: (config: SampleConfig) => ({ auth: sampleDashboardAuth(config.dashboardToken) }),
     }),
   ],
   controllers: [PipelinesController, JobsController, StatsController, PauseController],

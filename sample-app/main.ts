@@ -7,7 +7,8 @@ import { DemoRunService } from './demo/demo-run.service';
 
 /**
  * `npm start`: serves HTTP, and unless SAMPLE_DEMO=0, runs the demo pipelines with a live view.
- * Env: DATABASE_URL (postgres://, mysql://, sqlite:path; unset = ./jobs.sqlite), PORT (3000).
+ * Env: DATABASE_URL (postgres://, mysql://, sqlite:path; unset = ./jobs.sqlite), PORT (3000),
+ * DASHBOARD_TOKEN (the dashboard's password; unset = dashboard for localhost only).
  */
 async function bootstrap(): Promise<void> {
   const config = loadSampleConfig(process.env); // fail on a bad DATABASE_URL before connecting
@@ -16,6 +17,10 @@ async function bootstrap(): Promise<void> {
   app.enableShutdownHooks(); // SIGINT/SIGTERM: running jobs get shutdownGraceMs, then hand back their leases
   await app.listen(config.port);
   process.stdout.write(`sample app on ${where(config)}, HTTP on http://localhost:${config.port}\n`);
+  process.stdout.write(
+    `dashboard: http://localhost:${config.port}/dashboard ` +
+      (config.dashboardToken ? '(HTTP Basic: any user name, password = DASHBOARD_TOKEN)\n' : '(this machine only; set DASHBOARD_TOKEN to open it to others with a password)\n'),
+  );
   if (config.demo) {
     // A recurring digest every 30 s, enqueued once per slot across replicas (see DigestHandlers).
     await app.get(JobQueueService).schedule({ name: 'demo-digest', cron: '*/30 * * * * *', type: 'digest' });

@@ -6,6 +6,8 @@ export interface SampleConfig {
   port: number;
   /** Enqueue and watch the demo pipelines on start (SAMPLE_DEMO=0 turns it off, e.g. for tests). */
   demo: boolean;
+  /** DASHBOARD_TOKEN: the dashboard's password (HTTP Basic, any user name); null = loopback clients only. */
+  dashboardToken: string | null;
 }
 
 /**
@@ -34,6 +36,7 @@ export function loadSampleConfig(env: NodeJS.ProcessEnv = process.env): SampleCo
     },
     port: parsePort(env.PORT),
     demo: env.SAMPLE_DEMO !== '0' && env.SAMPLE_DEMO !== 'false',
+    dashboardToken: parseDashboardToken(env.DASHBOARD_TOKEN),
   };
 }
 
@@ -57,6 +60,12 @@ function databaseOptions(url: string | undefined): Pick<JobQueueModuleOptions, '
           `mysql://user@host/db (MySQL 8+ or MariaDB 10.6+), sqlite:./file.sqlite, or leave it unset for ${SQLITE_DEFAULT}.`,
       );
   }
+}
+
+function parseDashboardToken(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (raw.length < 8) throw new Error('DASHBOARD_TOKEN must be at least 8 characters long (it is the dashboard password).');
+  return raw;
 }
 
 function parsePort(raw: string | undefined): number {

@@ -1,0 +1,117 @@
+/** Talks to the dashboard's JSON API: base path, CSRF token and read-only flag come from the page. */
+function meta(name: string): string {
+  return document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? '';
+}
+
+export const BASE = meta('jq-base');
+export const READ_ONLY = meta('jq-read-only') === 'true';
+const CSRF = meta('jq-csrf');
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function send<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${BASE}/api/${path}`, {
+    method,
+    credentials: 'same-origin',
+    headers: method === 'GET' ? { accept: 'application/json' } : { 'content-type': 'application/json', 'x-job-queue-csrf': CSRF },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new ApiError(res.status, String(data.error ?? res.status), String(data.message ?? res.statusText));
+  return data as T;
+}
+
+export const api = {
+  get: <T>(path: string) => send<T>('GET', path),
+  post: <T>(path: string, body: unknown = {}) => send<T>('POST', path, body),
+};
+
+export type JobState = 'waiting' | 'ready' | 'leased' | 'running' | 'done' | 'failed' | 'cancelled';
+export const STATES: JobState[] = ['waiting', 'ready', 'leased', 'running', 'done', 'failed', 'cancelled'];
+
+export interface Bounded {
+  text: string;
+  truncated: boolean;
+  length: number;
+}
+
+export interface Overview {
+  readOnly: boolean;
+  countCap: number;
+  counts: Record<JobState, number>;
+  groups: Array<{ group: string; ready: number; running: number; weight: number }>;
+  groupsPartial: boolean;
+  throughput: Array<{ minutesAgo: number; done: number; failed: number }>;
+  oldestReadyAgeMs: number;
+  paused: Array<{ type?: string; group?: string }>;
+  workers: Array<{ owner: string; inFlight: number; heartbeatAgeMs: number | null }>;
+}
+
+export interface JobRow {
+  id: number;
+  type: string;
+  state: JobState;
+  group: string;
+  attempts: number;
+  maxAttempts: number;
+  progress: number;
+  stage: string | null;
+  isContainer: boolean;
+  parentId: number | null;
+  createdAt: string;
+  finishedAt: string | null;
+  args: Bounded;
+  error: Bounded | null;
+}
+
+export interface JobDetail {
+  id: number;
+  type: string;
+  ref: string | null;
+  state: JobState;
+  args: Bounded;
+  result: Bounded | null;
+  error: Bounded | null;
+  attempts: number;
+  maxAttempts: number;
+  progress: number;
+  stage: string | null;
+  group: string;
+  weight: number;
+  priority: number;
+  parentId: number | null;
+  isContainer: boolean;
+  key: string | null;
+  timeoutMs: number | null;
+  runAfter: string;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  updatedAt: string;
+}
+
+export interface GraphNode {
+  id: number;
+  type: string;
+  ref: string | null;
+  state: JobState;
+  progress: number;
+  stage: string | null;
+  parentId: number | null;
+  isContainer: boolean;
+}
+
+export interface Graph {
+  rootId: number;
+  truncated: boolean;
+  nodes: GraphNode[];
+  edges: Array<{ from: number; to: number }>;
+}

@@ -1,0 +1,98 @@
+import { api, READ_ONLY, type JobDetail } from '../api';
+import { h, replace } from '../dom';
+import { badge, boundedBlock, duration, progressBar, when } from '../format';
+import type { Page } from './page';
+
+const FINISHED = ['done', 'failed', 'cancelled'];
+
+export function jobPage(id: number): Page {
+  const el = h('div', { class: 'job' });
+  const message = h('p', { class: 'error-text', id: 'action-error' });
+  const page: Page = {
+    title: `Job #${id}`,
+    el,
+    intervalMs: 2000,
+    loaded: false,
+    async refresh() {
+      const job = await api.get<JobDetail>(`jobs/${id}`);
+      page.loaded = true;
+      replace(el, ...render(job, message, () => void page.refresh()));
+    },
+  };
+  return page;
+}
+
+function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] {
+  const act = (action: 'cancel' | 'retry') => async () => {
+    try {
+      await api.post(`jobs/${j.id}/${action}`);
+      message.textContent = '';
+    } catch (err) {
+      message.textContent = (err as Error).message;
+    }
+    reload();
+  };
+  const actions = READ_ONLY
+    ? null
+    : h(
+        'div',
+        { class: 'actions' },
+        !FINISHED.includes(j.state) ? h('button', { type: 'button', id: 'cancel-job', class: 'danger', onclick: act('cancel') }, 'Cancel') : null,
+        j.state === 'failed' || j.state === 'cancelled' ? h('button', { type: 'button', id: 'retry-job', class: 'primary', onclick: act('retry') }, 'Retry') : null,
+      );
+  const row = (label: string, value: Node | string | number | null) => [h('dt', {}, label), h('dd', {}, value === null ? '—' : value)];
+  const took = j.startedAt && j.finishedAt ? duration(new Date(j.finishedAt).getTime() - new Date(j.startedAt).getTime()) : null;
+  return [
+    h(
+      'div',
+      { class: 'job-head' },
+      h('h1', {}, h('span', { class: 'muted' }, `#${j.id} `), h('span', { id: 'job-type' }, j.type)),
+      badge(j.state),
+      h('a', { href: `#/graph/${j.id}`, class: 'button', id: 'open-graph' }, 'Graph'),
+      actions,
+    ),
+    message,
+    h('section', { class: 'card' }, progressBar(j.progress, j.stage)),
+    h(
+      'div',
+      { class: 'grid2' },
+      h(
+        'section',
+        { class: 'card' },
+        h('h2', {}, 'Fields'),
+        h(
+          'dl',
+          { class: 'facts' },
+          ...row('ref', j.ref),
+          ...row('group', j.group),
+          ...row('weight', j.weight),
+          ...row('priority', j.priority),
+          ...row('attempts', `${j.attempts} of ${j.maxAttempts}`),
+          ...row('container', j.isContainer ? 'yes' : 'no'),
+          ...row('parent', j.parentId === null ? null : h('a', { href: `#/job/${j.parentId}` }, `#${j.parentId}`)),
+          ...row('children', j.isContainer ? h('a', { href: `#/jobs?parent=${j.id}` }, 'list') : null),
+          ...row('key', j.key),
+          ...row('timeout', j.timeoutMs === null ? null : duration(j.timeoutMs)),
+        ),
+      ),
+      h(
+        'section',
+        { class: 'card' },
+        h('h2', {}, 'Timestamps'),
+        h(
+          'dl',
+          { class: 'facts' },
+          ...row('created', when(j.createdAt)),
+          ...row('run after', when(j.runAfter)),
+          ...row('started', when(j.startedAt)),
+          ...row('finished', when(j.finishedAt)),
+          ...row('updated', when(j.updatedAt)),
+          ...row('took', took),
+        ),
+      ),
+    ),
+    j.error ? h('section', { class: 'card', id: 'job-error' }, h('h2', {}, 'Error'), boundedBlock(j.error, 'code error')) : null,
+    h('section', { class: 'card', id: 'job-args' }, h('h2', {}, 'Args'), boundedBlock(j.args)),
+    h('section', { class: 'card', id: 'job-result' }, h('h2', {}, 'Result'), j.result ? boundedBlock(j.result) : h('p', { class: 'muted' }, 'none')),
+  ].filter((n): n is HTMLElement => n !== null);
+}

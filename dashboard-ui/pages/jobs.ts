@@ -1,0 +1,135 @@
+import { api, READ_ONLY, STATES, type JobRow } from '../api';
+import { h, replace } from '../dom';
+import { badge, when } from '../format';
+import type { Page } from './page';
+
+const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'parent'] as const;
+
+/** The jobs table: the filter lives in the URL (#/jobs?state=failed&args=…), pages by cursor. */
+export function jobsPage(params: URLSearchParams): Page {
+  const filter = new URLSearchParams();
+  for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
+  const cursors: Array<string | null> = [params.get('cursor')];
+  const body = h('div', { class: 'jobs-results' });
+  const message = h('p', { class: 'error-text', id: 'filter-error' });
+
+  async function load(cursor: string | null): Promise<void> {
+    const q = new URLSearchParams(filter);
+    if (cursor) q.set('cursor', cursor);
+    q.set('limit', '50');
+    try {
+      const page = await api.get<{ jobs: JobRow[]; nextCursor: string | null }>(`jobs?${q}`);
+      message.textContent = '';
+      replace(body, table(page.jobs), pager(page.nextCursor));
+    } catch (err) {
+      message.textContent = (err as Error).message;
+      replace(body);
+    }
+  }
+
+  function pager(next: string | null): HTMLElement {
+    return h(
+      'div',
+      { class: 'pager' },
+      cursors.length > 1
+        ? h('button', { type: 'button', id: 'prev-page', onclick: () => { cursors.pop(); void load(cursors[cursors.length - 1]); } }, '← Newer')
+        : null,
+      next ? h('button', { type: 'button', id: 'next-page', onclick: () => { cursors.push(next); void load(next); } }, 'Older →') : null,
+    );
+  }
+
+  const page: Page = {
+    title: 'Jobs',
+    el: h('div', {}, h('h1', {}, 'Jobs'), form(filter), message, bulk(filter), body),
+    intervalMs: 0,
+    loaded: false,
+    async refresh() {
+      await load(cursors[cursors.length - 1]);
+      page.loaded = true;
+    },
+  };
+  return page;
+}
+
+function form(current: URLSearchParams): HTMLElement {
+  const input = (name: string, label: string, placeholder = '', type = 'text') =>
+    h('label', {}, h('span', {}, label), h('input', { name, type, placeholder, value: current.get(name) ?? '', id: `f-${name}` }));
+  const state = h('select', { name: 'state', id: 'f-state' }, h('option', { value: '' }, 'any state'), ...STATES.map((st) => h('option', { value: st }, st)));
+  state.value = STATES.includes(current.get('state') as never) ? current.get('state')! : '';
+  if (current.get('state') && !state.value) state.append(h('option', { value: current.get('state')! }, current.get('state')!)), (state.value = current.get('state')!);
+  const el = h(
+    'form',
+    { class: 'filters card', id: 'jobs-filter' },
+    h('label', {}, h('span', {}, 'State'), state),
+    input('type', 'Type'),
+    input('group', 'Group'),
+    input('after', 'Created after (ISO time)', 'e.g. 2026-11-30T10:00Z'),
+    input('before', 'Created before (ISO time)', 'e.g. 2026-11-30T12:00Z'),
+    h('label', { class: 'wide' }, h('span', {}, 'Args contain (JSON)'), h('input', { name: 'args', id: 'f-args', placeholder: '{"tenant":"acme"}', value: current.get('args') ?? '', class: 'mono' })),
+    input('error', 'Error contains'),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Apply'), h('a', { href: '#/jobs', class: 'button' }, 'Clear')),
+  );
+  el.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const q = new URLSearchParams();
+    for (const [k, v] of new FormData(el)) {
+      const text = String(v).trim();
+      if (!text) continue;
+      // datetime-local gives local time without a zone; the API wants ISO 8601.
+      q.set(k, (k === 'after' || k === 'before') && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(text) ? new Date(text).toISOString() : text);
+    }
+    if (current.get('parent')) q.set('parent', current.get('parent')!);
+    location.hash = `#/jobs?${q}`;
+  });
+  return el;
+}
+
+function bulk(filter: URLSearchParams): HTMLElement | null {
+  if (READ_ONLY || ![...filter.keys()].length) return null;
+  const out = h('span', { class: 'muted', id: 'bulk-result' });
+  const run = (action: 'retry-many' | 'cancel-many', verb: string) => async () => {
+    if (!window.confirm(`${verb} every job matching this filter?`)) return;
+    try {
+      const r = await api.post<{ count: number }>(`jobs/${action}`, { filter: Object.fromEntries(filter) });
+      out.textContent = `${verb}: ${r.count} job(s).`;
+      window.dispatchEvent(new HashChangeEvent('hashchange'));
+    } catch (err) {
+      out.textContent = (err as Error).message;
+    }
+  };
+  return h(
+    'div',
+    { class: 'bulk' },
+    h('button', { type: 'button', id: 'retry-many', onclick: run('retry-many', 'Retried') }, 'Retry all matching (failed/cancelled)'),
+    h('button', { type: 'button', id: 'cancel-many', class: 'danger', onclick: run('cancel-many', 'Cancelled') }, 'Cancel all matching (unfinished)'),
+    out,
+  );
+}
+
+function table(jobs: JobRow[]): HTMLElement {
+  if (!jobs.length) return h('p', { class: 'muted', id: 'no-jobs' }, 'No job matches.');
+  return h(
+    'table',
+    { class: 'table jobs', id: 'jobs-table' },
+    h('thead', {}, h('tr', {}, ...['id', 'type', 'state', 'group', 'attempts', 'progress', 'created', 'args', 'error'].map((c) => h('th', {}, c)))),
+    h(
+      'tbody',
+      {},
+      ...jobs.map((j) =>
+        h(
+          'tr',
+          { 'data-id': j.id },
+          h('td', {}, h('a', { href: `#/job/${j.id}` }, `#${j.id}`)),
+          h('td', { class: 'type' }, j.type, j.isContainer ? h('span', { class: 'tag' }, 'container') : null),
+          h('td', {}, badge(j.state)),
+          h('td', {}, j.group),
+          h('td', { class: 'num' }, `${j.attempts}/${j.maxAttempts}`),
+          h('td', { class: 'num' }, `${j.progress}%`),
+          h('td', { class: 'nowrap' }, when(j.createdAt)),
+          h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, j.args.text)),
+          h('td', { class: 'cell-error' }, h('div', { class: 'clamp' }, j.error?.text ?? '')),
+        ),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,123 @@
+import { api, STATES, type Overview } from '../api';
+import { h, replace, s } from '../dom';
+import { count, duration } from '../format';
+import type { Page } from './page';
+
+export function overviewPage(): Page {
+  const el = h('div', { class: 'overview' });
+  const page: Page = {
+    title: 'Overview',
+    el,
+    intervalMs: 2000,
+    loaded: false,
+    async refresh() {
+      const o = await api.get<Overview>('overview');
+      page.loaded = true;
+      replace(el, h('h1', {}, 'Overview'), counts(o), h('div', { class: 'grid2' }, throughput(o), health(o)), h('div', { class: 'grid2' }, groups(o), workers(o)));
+    },
+  };
+  return page;
+}
+
+function counts(o: Overview): HTMLElement {
+  return h(
+    'section',
+    { class: 'counts' },
+    ...STATES.map((st) =>
+      h('a', { class: `count-card st-border-${st}`, href: `#/jobs?state=${st}`, 'data-state': st }, h('div', { class: 'count-n' }, count(o.counts[st], o.countCap)), h('div', { class: 'count-label' }, st)),
+    ),
+  );
+}
+
+function health(o: Overview): HTMLElement {
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', {}, 'Now'),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'Oldest ready job waits'),
+      h('dd', { 'data-testid': 'oldest-ready' }, o.oldestReadyAgeMs ? duration(o.oldestReadyAgeMs) : '—'),
+      h('dt', {}, 'Paused'),
+      h('dd', {}, o.paused.length ? h('ul', { class: 'plain' }, ...o.paused.map((p) => h('li', {}, p.type !== undefined ? `type ${p.type}` : `group ${p.group}`))) : 'nothing'),
+    ),
+  );
+}
+
+function groups(o: Overview): HTMLElement {
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', {}, 'Groups with work'),
+    o.groups.length
+      ? h(
+          'table',
+          { class: 'table' },
+          h('thead', {}, h('tr', {}, h('th', {}, 'group'), h('th', { class: 'num' }, 'ready'), h('th', { class: 'num' }, 'running'), h('th', { class: 'num' }, 'weight'))),
+          h(
+            'tbody',
+            {},
+            ...o.groups.map((g) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, h('a', { href: `#/jobs?${new URLSearchParams({ group: g.group, state: 'ready,leased,running' })}` }, g.group)),
+                h('td', { class: 'num' }, g.ready.toLocaleString()),
+                h('td', { class: 'num' }, g.running.toLocaleString()),
+                h('td', { class: 'num' }, g.weight),
+              ),
+            ),
+          ),
+        )
+      : h('p', { class: 'muted' }, 'No group has ready or running jobs.'),
+    o.groupsPartial ? h('p', { class: 'note' }, 'Showing the busiest groups from a bounded sample.') : null,
+  );
+}
+
+function workers(o: Overview): HTMLElement {
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', {}, 'Workers with jobs in flight'),
+    o.workers.length
+      ? h(
+          'table',
+          { class: 'table' },
+          h('thead', {}, h('tr', {}, h('th', {}, 'lease owner'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'last heartbeat'))),
+          h('tbody', {}, ...o.workers.map((w) => h('tr', {}, h('td', { class: 'mono' }, w.owner), h('td', { class: 'num' }, w.inFlight), h('td', { class: 'num' }, w.heartbeatAgeMs === null ? '—' : `${duration(w.heartbeatAgeMs)} ago`)))),
+        )
+      : h('p', { class: 'muted' }, 'No worker holds a job right now.'),
+  );
+}
+
+/** Done (green) and failed (red) per minute, stacked, the last 60 minutes. */
+function throughput(o: Overview): HTMLElement {
+  const W = 600;
+  const H = 160;
+  const pad = { l: 36, r: 8, t: 10, b: 22 };
+  const max = Math.max(1, ...o.throughput.map((t) => t.done + t.failed));
+  const bw = (W - pad.l - pad.r) / o.throughput.length;
+  const y = (v: number) => pad.t + (H - pad.t - pad.b) * (1 - v / max);
+  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': 'jobs finished per minute' });
+  for (const v of [0, max / 2, max]) {
+    svg.append(s('line', { x1: pad.l, x2: W - pad.r, y1: y(v), y2: y(v), class: 'grid-line' }), s('text', { x: pad.l - 4, y: y(v) + 4, class: 'axis', 'text-anchor': 'end' }, Math.round(v)));
+  }
+  o.throughput.forEach((t, i) => {
+    const x = pad.l + i * bw + 1;
+    const title = `${t.minutesAgo} min ago: ${t.done} done, ${t.failed} failed`;
+    if (t.done) svg.append(s('rect', { x, y: y(t.done), width: bw - 2, height: y(0) - y(t.done), class: 'bar-done' }, s('title', {}, title)));
+    if (t.failed) svg.append(s('rect', { x, y: y(t.done + t.failed), width: bw - 2, height: y(t.done) - y(t.done + t.failed), class: 'bar-failed' }, s('title', {}, title)));
+  });
+  for (const [i, label] of [[0, '60 min ago'], [30, '30'], [59, 'now']] as const) {
+    svg.append(s('text', { x: pad.l + i * bw + bw / 2, y: H - 6, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === 59 ? 'end' : 'middle' }, label));
+  }
+  const total = o.throughput.reduce((a, t) => ({ done: a.done + t.done, failed: a.failed + t.failed }), { done: 0, failed: 0 });
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', {}, 'Finished per minute, last hour'),
+    svg,
+    h('p', { class: 'legend' }, h('span', { class: 'dot bar-done' }), `${total.done.toLocaleString()} done  `, h('span', { class: 'dot bar-failed' }), `${total.failed.toLocaleString()} failed`),
+  );
+}

@@ -1,0 +1,65 @@
+import { InvalidQueryError } from '../errors/query.errors';
+import type { JobFilter } from '../query/job-filter';
+
+/** Rows per page of the jobs table; find() allows more, the browser never needs them. */
+export const MAX_DASHBOARD_PAGE = 100;
+const MAX_ARGS_FILTER = 4_096;
+
+export interface DashboardJobsQuery {
+  filter: JobFilter;
+  limit: number;
+  cursor: string | null;
+}
+
+/**
+ * The jobs table's query string (or an action's body) → a find() filter (pure). Fields:
+ * `state` (comma list), `type`, `group`, `parent`, `error`, `after`/`before` (ISO 8601),
+ * `args` (a JSON object, argsContains), `limit` (1–100), `cursor`. Empty fields are ignored;
+ * everything else is validated by find() itself and answered with InvalidQueryError (400).
+ */
+export function parseJobsQuery(raw: Record<string, unknown> | null | undefined): DashboardJobsQuery {
+  const q = raw ?? {};
+  const field = (name: string): string | undefined => {
+    const v = q[name];
+    if (v === undefined || v === null || v === '') return undefined;
+    if (typeof v !== 'string') throw new InvalidQueryError(name, 'a single string', v);
+    return v;
+  };
+  const filter: JobFilter = {};
+  const state = field('state');
+  if (state) filter.state = state.split(',').map((s) => s.trim()).filter(Boolean) as JobFilter['state'];
+  const type = field('type');
+  if (type) filter.type = type;
+  const group = field('group');
+  if (group) filter.group = group;
+  const error = field('error');
+  if (error) filter.errorContains = error;
+  const after = field('after');
+  if (after) filter.createdAfter = after;
+  const before = field('before');
+  if (before) filter.createdBefore = before;
+  const parent = field('parent');
+  if (parent) filter.parentId = positiveInt(parent, 'parent');
+  const args = field('args');
+  if (args) {
+    if (args.length > MAX_ARGS_FILTER) throw new InvalidQueryError('args', `JSON of at most ${MAX_ARGS_FILTER} characters`, `${args.length} characters`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(args);
+    } catch {
+      throw new InvalidQueryError('args', 'a JSON object such as {"tenant":"acme"}', args.slice(0, 100));
+    }
+    filter.argsContains = parsed as Record<string, unknown>;
+  }
+  const limitText = field('limit');
+  const limit = limitText === undefined ? 50 : positiveInt(limitText, 'limit');
+  if (limit > MAX_DASHBOARD_PAGE) throw new InvalidQueryError('limit', `an integer from 1 to ${MAX_DASHBOARD_PAGE}`, limit);
+  return { filter, limit, cursor: field('cursor') ?? null };
+}
+
+/** An id from a URL segment (pure). */
+export function positiveInt(text: unknown, name: string): number {
+  const n = typeof text === 'string' && /^[1-9]\d{0,15}$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n)) throw new InvalidQueryError(name, 'a positive integer', text);
+  return n;
+}

@@ -1,0 +1,236 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { JobQueueDatabase } from '../database/job-queue.database';
+import { InvalidQueryError } from '../errors/query.errors';
+import { JobQueueService } from '../job-queue.service';
+import type { JobState, JobView } from '../job.types';
+import { JOB_STATES } from '../query/job-filter';
+import { boundJson, boundText, previewJson, type BoundedText } from './bounded-text';
+import { DASHBOARD_OPTIONS } from './dashboard.constants';
+import type { ResolvedDashboardOptions } from './dashboard.options';
+import { parseJobsQuery } from './dashboard-query';
+import { cappedStateCount, groupsInFlight, oldestReadyAge, throughputPerMinute, workersInFlight } from './dashboard-stats.sql';
+import { SharedSnapshots } from './shared-snapshot';
+
+/** Counts per state stop here ("100,000+"): never a scan of the whole table per refresh. */
+export const COUNT_CAP = 100_000;
+/** Graph nodes sent to the browser (nearest ids to the job first); getGraph itself stops at 10,000. */
+export const MAX_DASHBOARD_GRAPH_NODES = 1_000;
+const GROUP_ROWS_CAP = 50_000;
+const MAX_GROUPS = 50;
+const MAX_WORKERS = 100;
+const MAX_PAUSED = 200;
+const THROUGHPUT_MINUTES = 60;
+/**
+ * The chart has one bar per minute, so it is recomputed at most every 15 s: on a busy table its
+ * query reads every job finished in the last hour (about 1-3 s at a million per hour, measured),
+ * while the rest of the overview stays cheap enough to refresh every second.
+ */
+const THROUGHPUT_TTL_MS = 15_000;
+/** Characters of args, result and error on the job page; table cells get far fewer. */
+export const MAX_FIELD_CHARS = 64 * 1024;
+const PREVIEW_CHARS = 160;
+const SHORT_CHARS = 200;
+
+export interface OverviewView {
+  readOnly: boolean;
+  countCap: number;
+  counts: Record<JobState, number>;
+  groups: Array<{ group: string; ready: number; running: number; weight: number }>;
+  /** More groups or rows than shown. */
+  groupsPartial: boolean;
+  /** Index 0 = 59 minutes ago … index 59 = this minute. */
+  throughput: Array<{ minutesAgo: number; done: number; failed: number }>;
+  oldestReadyAgeMs: number;
+  paused: Array<{ type?: string; group?: string }>;
+  workers: Array<{ owner: string; inFlight: number; heartbeatAgeMs: number | null }>;
+}
+
+export interface JobRowView {
+  id: number;
+  type: string;
+  state: JobState;
+  group: string;
+  attempts: number;
+  maxAttempts: number;
+  progress: number;
+  stage: string | null;
+  isContainer: boolean;
+  parentId: number | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+  args: BoundedText;
+  error: BoundedText | null;
+}
+
+export interface GraphNodeView {
+  id: number;
+  type: string;
+  ref: string | null;
+  state: JobState;
+  progress: number;
+  stage: string | null;
+  parentId: number | null;
+  isContainer: boolean;
+}
+
+/** The dashboard's reads: bounded views over the query API, shared between open pages. */
+@Injectable()
+export class DashboardService {
+  private readonly overviews: SharedSnapshots<OverviewView>;
+  private readonly throughputs: SharedSnapshots<OverviewView['throughput']>;
+  private readonly graphs: SharedSnapshots<unknown>;
+
+  constructor(
+    @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
+    private readonly queue: JobQueueService,
+    private readonly db: JobQueueDatabase,
+  ) {
+    this.overviews = new SharedSnapshots(options.snapshotTtlMs, 1);
+    this.throughputs = new SharedSnapshots(Math.max(options.snapshotTtlMs, THROUGHPUT_TTL_MS), 1);
+    this.graphs = new SharedSnapshots(options.snapshotTtlMs, 100);
+  }
+
+  overview(): Promise<OverviewView> {
+    return this.overviews.get('overview', () => this.readOverview());
+  }
+
+  async jobs(query: Record<string, unknown>): Promise<{ jobs: JobRowView[]; nextCursor: string | null }> {
+    const { filter, limit, cursor } = parseJobsQuery(query);
+    const page = await this.queue.find(filter, { limit, cursor });
+    return { jobs: page.jobs.map(toRow), nextCursor: page.nextCursor };
+  }
+
+  async job(id: number): Promise<Record<string, unknown> | null> {
+    const job = await this.queue.get(id);
+    if (!job) return null;
+    const { args, result, lastError, currentStage, ...fields } = job;
+    return {
+      ...fields,
+      stage: stageText(currentStage),
+      args: boundJson(args, MAX_FIELD_CHARS),
+      result: result === null ? null : boundJson(result, MAX_FIELD_CHARS),
+      error: lastError === null ? null : boundText(lastError, MAX_FIELD_CHARS),
+    };
+  }
+
+  graph(id: number): Promise<unknown> {
+    return this.graphs.get(String(id), () => this.readGraph(id));
+  }
+
+  /** After an action: the next read shows its effect instead of a shared snapshot. */
+  invalidate(): void {
+    this.overviews.clear();
+    this.graphs.clear(); // the chart is history: an action does not change it
+  }
+
+  /** A bulk action's filter must select something narrower than "everything". */
+  bulkFilter(body: unknown) {
+    const { filter } = parseJobsQuery(body && typeof body === 'object' ? ((body as Record<string, unknown>).filter as Record<string, unknown>) : undefined);
+    if (!Object.keys(filter).length) throw new InvalidQueryError('filter', 'at least one condition (a bulk action never applies to every job)', {});
+    return filter;
+  }
+
+  private async readGraph(id: number) {
+    const g = await this.queue.getGraph(id);
+    let nodes = g.nodes;
+    const over = nodes.length > MAX_DASHBOARD_GRAPH_NODES;
+    if (over) {
+      // Nearest ids first: a pipeline's jobs are inserted together, so they are the job's own graph.
+      nodes = [...nodes].sort((a, b) => Math.abs(a.id - id) - Math.abs(b.id - id)).slice(0, MAX_DASHBOARD_GRAPH_NODES);
+    }
+    const present = new Set(nodes.map((n) => n.id));
+    return {
+      rootId: id,
+      truncated: g.truncated || over,
+      nodes: nodes.map(toGraphNode).map((n) => (n.parentId !== null && !present.has(n.parentId) ? { ...n, parentId: null } : n)),
+      edges: over ? g.edges.filter((e) => present.has(e.from) && present.has(e.to)) : g.edges,
+    };
+  }
+
+  private async readThroughput(): Promise<OverviewView['throughput']> {
+    const { rows } = await this.db.run(throughputPerMinute(this.db.dialect, THROUGHPUT_MINUTES));
+    const throughput = Array.from({ length: THROUGHPUT_MINUTES }, (_, i) => ({ minutesAgo: THROUGHPUT_MINUTES - 1 - i, done: 0, failed: 0 }));
+    for (const r of rows) {
+      const ago = Math.max(0, Number(r.ago));
+      if (ago >= THROUGHPUT_MINUTES) continue;
+      const slot = throughput[THROUGHPUT_MINUTES - 1 - ago];
+      if (r.state === 'done') slot.done += Number(r.n);
+      else slot.failed += Number(r.n);
+    }
+    return throughput;
+  }
+
+  private async readOverview(): Promise<OverviewView> {
+    const d = this.db.dialect;
+    const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+    // One statement at a time: SQLite serializes anyway, and a pool is left for the workers.
+    for (const state of JOB_STATES) counts[state] = Number((await this.db.run(cappedStateCount(state, COUNT_CAP))).rows[0]?.n ?? 0);
+    const groupRows = (await this.db.run(groupsInFlight(GROUP_ROWS_CAP))).rows;
+    const throughput = await this.throughputs.get('throughput', () => this.readThroughput());
+    const workerRows = (await this.db.run(workersInFlight(d, MAX_WORKERS))).rows;
+    const oldest = (await this.db.run(oldestReadyAge(d, 1_000))).rows[0]?.age;
+    const paused = await this.queue.listPaused();
+
+    const groups = new Map<string, OverviewView['groups'][number]>();
+    for (const r of groupRows) {
+      const name = String(r.group_key);
+      const g = groups.get(name) ?? { group: name, ready: 0, running: 0, weight: 1 };
+      if (r.state === 'ready') g.ready += Number(r.n);
+      else g.running += Number(r.n);
+      g.weight = Math.max(g.weight, Number(r.weight));
+      groups.set(name, g);
+    }
+    const sortedGroups = [...groups.values()].sort((a, b) => b.ready + b.running - (a.ready + a.running) || a.group.localeCompare(b.group));
+    return {
+      readOnly: this.options.readOnly,
+      countCap: COUNT_CAP,
+      counts,
+      groups: sortedGroups.slice(0, MAX_GROUPS),
+      groupsPartial: sortedGroups.length > MAX_GROUPS || groupRows.reduce((n, r) => n + Number(r.n), 0) >= GROUP_ROWS_CAP,
+      throughput,
+      oldestReadyAgeMs: Math.max(0, Math.round(Number(oldest ?? 0))),
+      paused: paused.slice(0, MAX_PAUSED),
+      workers: workerRows.map((r) => ({
+        owner: String(r.lease_owner),
+        inFlight: Number(r.n),
+        heartbeatAgeMs: r.heartbeat_age == null ? null : Math.max(0, Math.round(Number(r.heartbeat_age))),
+      })),
+    };
+  }
+}
+
+function stageText(stage: string | null): string | null {
+  return stage === null ? null : boundText(stage, SHORT_CHARS).text;
+}
+
+function toRow(job: JobView): JobRowView {
+  return {
+    id: job.id,
+    type: job.type,
+    state: job.state,
+    group: job.group,
+    attempts: job.attempts,
+    maxAttempts: job.maxAttempts,
+    progress: job.progress,
+    stage: stageText(job.currentStage),
+    isContainer: job.isContainer,
+    parentId: job.parentId,
+    createdAt: job.createdAt,
+    finishedAt: job.finishedAt,
+    args: previewJson(job.args, PREVIEW_CHARS),
+    error: job.lastError === null ? null : boundText(job.lastError, PREVIEW_CHARS),
+  };
+}
+
+function toGraphNode(job: JobView): GraphNodeView {
+  return {
+    id: job.id,
+    type: job.type,
+    ref: job.ref,
+    state: job.state,
+    progress: job.progress,
+    stage: stageText(job.currentStage),
+    parentId: job.parentId,
+    isContainer: job.isContainer,
+  };
+}

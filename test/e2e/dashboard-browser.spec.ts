@@ -1,0 +1,283 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { JobHandler, JobQueueService, type JobContext } from '../../lib';
+import { AppModule } from '../../sample-app/app.module';
+import { buildDashboardUi } from '../support/dashboard-app';
+import { describeDialects } from '../support/describe-dialects';
+import { eventually } from '../support/wait';
+
+const CHROMIUM = '/usr/bin/chromium';
+const TOKEN = 'browser-spec-token';
+const XSS_TYPE = '<img src=x onerror="window.__xss=1">';
+const XSS_GROUP = '</script><script>window.__xss=2</script>';
+const XSS_ERROR = '<img src=x onerror="window.__xss=3"></script><script>window.__xss=4</script>';
+const SHOTS = join(process.cwd(), '.test-tmp', 'dashboard-screenshots');
+
+/** Gate of the graph's first node: the test opens it once it has seen the node running. */
+let openGate: () => void = () => undefined;
+let gate = new Promise<void>((r) => (openGate = r));
+const flakyFailed = new Set<number>();
+
+@Injectable()
+class BrowserSpecHandlers {
+  @JobHandler('step')
+  async step(args: { gate?: boolean; ms?: number } | null, ctx: JobContext) {
+    if (args?.gate) {
+      await ctx.progress(30, 'waiting for the test');
+      await gate;
+    }
+    if (args?.ms) await new Promise((r) => setTimeout(r, args.ms));
+    return { ok: true };
+  }
+
+  @JobHandler('flaky', { maxAttempts: 1 })
+  async flaky(_args: unknown, ctx: JobContext) {
+    if (!flakyFailed.has(ctx.id)) {
+      flakyFailed.add(ctx.id);
+      throw new Error('flaky: first run fails on purpose');
+    }
+    return { recovered: true };
+  }
+
+  @JobHandler(XSS_TYPE, { maxAttempts: 1 })
+  async xss() {
+    throw new Error(XSS_ERROR);
+  }
+}
+
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI !== 'true') {
+  const line = `!!! ${CHROMIUM} is missing: the dashboard browser spec is SKIPPED (apt-get install -y chromium).`;
+  process.stderr.write(`\n${'!'.repeat(line.length)}\n${line}\n${'!'.repeat(line.length)}\n`);
+}
+
+/**
+ * The dashboard in a real browser (Debian's Chromium through playwright-core), on the sample app
+ * as `npm start` mounts it (/dashboard, HTTP Basic with DASHBOARD_TOKEN), on SQLite and
+ * PostgreSQL: overview, args filter and paging, a 100-node pipeline's graph updating live,
+ * retry from the job page, XSS rows rendered as text, and a denied auth getting nothing.
+ */
+describe('dashboard in a browser: chromium present', () => {
+  it(`finds ${CHROMIUM} (under CI=true a missing browser fails the run)`, () => {
+    if (process.env.CI === 'true') expect(haveChromium).toBe(true);
+  });
+});
+
+(haveChromium ? describeDialects : skipDialects)(
+  'dashboard in a browser',
+  (db) => {
+    let app: INestApplication;
+    let queue: JobQueueService;
+    let base: string;
+    let browser: Browser;
+    let context: BrowserContext;
+    let page: Page;
+    const shots = join(SHOTS, db.dialect);
+    const problems: string[] = [];
+
+    beforeAll(async () => {
+      buildDashboardUi();
+      mkdirSync(shots, { recursive: true });
+      gate = new Promise<void>((r) => (openGate = r));
+      flakyFailed.clear(); // ids start over in each dialect's database
+      app = await bootSampleApp(db.dialect === 'sqlite' ? `sqlite:${db.location}` : db.location);
+      queue = app.get(JobQueueService);
+      const { port } = app.getHttpServer().address() as AddressInfo;
+      base = `http://127.0.0.1:${port}`;
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      });
+      context = await browser.newContext({ viewport: { width: 1280, height: 860 }, httpCredentials: { username: 'ops', password: TOKEN } });
+      // Records any CSP violation: an injected inline handler or script would show up here.
+      await context.addInitScript(
+        `window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));`,
+      );
+      page = await context.newPage();
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+      page.on('dialog', (d) => {
+        problems.push(`dialog: ${d.message()}`);
+        void d.dismiss();
+      });
+    }, 120_000);
+
+    afterAll(async () => {
+      openGate();
+      await browser?.close();
+      await app?.close();
+    });
+
+    afterEach(() => {
+      expect(problems).toEqual([]);
+    });
+
+    it('shows the overview with real counts', async () => {
+      const http = (path: string, body: unknown) =>
+        fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const acme = (await (await http('/pipelines', { tenant: 'acme' })).json()) as { reportId: number };
+      await (await http('/pipelines', { tenant: 'globex', sources: ['crm', 'web'] })).json();
+      await queue.waitFor(acme.reportId, { timeoutMs: 30_000 });
+      await page.goto(`${base}/dashboard`);
+      const done = page.locator('.count-card[data-state=done] .count-n');
+      await eventually('done count on the overview', async () => Number((await done.textContent()) ?? 0) >= 11, 20_000, 200);
+      await page.locator('.chart').waitFor();
+      await page.screenshot({ path: join(shots, 'overview.png') });
+    });
+
+    it('filters jobs by args and pages through them', async () => {
+      for (let i = 0; i < 60; i++) await queue.enqueue({ type: 'step', args: { batch: 'paging', i }, group: 'paging' });
+      await page.goto(`${base}/dashboard#/jobs`);
+      await page.locator('#jobs-table').waitFor();
+      await page.fill('#f-args', '{"tenant":"acme"}');
+      await page.click('#jobs-filter button[type=submit]');
+      await page.waitForFunction(`location.hash.includes('args=')`);
+      await page.locator('#jobs-table').waitFor();
+      await eventually('acme rows only', async () => {
+        const cells = await page.locator('#jobs-table td.cell-args').allTextContents();
+        // report, 3 fetches, aggregate, render, notify carry the tenant (parse steps carry only the source).
+        return cells.length === 7 && cells.every((c) => c.includes('"tenant":"acme"'));
+      }, 10_000, 100);
+      await page.screenshot({ path: join(shots, 'jobs-filtered.png') });
+
+      await page.goto(`${base}/dashboard#/jobs?${new URLSearchParams({ args: '{"batch":"paging"}' })}`);
+      await page.locator('#jobs-table').waitFor();
+      const first = await page.locator('#jobs-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')));
+      expect(first).toHaveLength(50);
+      await page.click('#next-page');
+      await eventually('second page', async () => (await page.locator('#jobs-table tbody tr').count()) === 10, 10_000, 100);
+      const second = await page.locator('#jobs-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')));
+      expect(new Set([...first, ...second]).size).toBe(60);
+      await page.click('#prev-page');
+      await eventually('back to the first page', async () => (await page.locator('#jobs-table tbody tr').count()) === 50, 10_000, 100);
+      await page.locator('#jobs-table tbody tr a').first().click();
+      await page.locator('#job-args').waitFor();
+      expect(await page.locator('#job-args pre').textContent()).toContain('"batch": "paging"');
+    });
+
+    it('draws a 100-node pipeline and updates it live while it runs', async () => {
+      const W = 11;
+      const L = 9;
+      const nodes: Array<{ ref: string; type: string; args?: object; parent?: string; dependsOn?: string[] }> = [
+        { ref: 'pipeline', type: 'pipeline' },
+        { ref: 'gate', type: 'step', args: { gate: true }, parent: 'pipeline' },
+      ];
+      for (let k = 0; k < L; k++) {
+        for (let i = 0; i < W; i++) nodes.push({ ref: `s${k}-${i}`, type: 'step', args: { ms: 10 }, parent: 'pipeline', dependsOn: [k ? `s${k - 1}-${i}` : 'gate'] });
+      }
+      nodes.push({ ref: 'join', type: 'step', parent: 'pipeline', dependsOn: Array.from({ length: W }, (_, i) => `s${L - 1}-${i}`) });
+      const ids = await queue.enqueueGraph(nodes as never);
+      await eventually('gate running at 30%', async () => {
+        const gateJob = await queue.get(ids.gate);
+        return gateJob?.state === 'running' && gateJob.progress === 30;
+      }, 20_000, 50);
+
+      await page.goto(`${base}/dashboard#/graph/${ids.gate}`);
+      const gateNode = page.locator(`#dag g.node[data-id="${ids.gate}"]`);
+      await gateNode.waitFor();
+      expect(await page.locator('#dag g.node').count()).toBe(nodes.length);
+      expect(await page.locator('#dag g.node.container').count()).toBe(1);
+      expect(await page.locator('#dag path.edge').count()).toBe(W + W * (L - 1) + W); // gate → first layer, the chains, last layer → join
+      expect(await gateNode.getAttribute('data-state')).toBe('running');
+      expect(await gateNode.textContent()).toContain('30%');
+      await page.screenshot({ path: join(shots, 'graph-running.png') });
+      await page.evaluate('window.__sameDocument = true');
+
+      openGate();
+      await eventually('gate node shown done', async () => (await gateNode.getAttribute('data-state')) === 'done', 20_000, 100);
+      const joinNode = page.locator(`#dag g.node[data-id="${ids.join}"]`);
+      await eventually('join node shown done', async () => (await joinNode.getAttribute('data-state')) === 'done', 60_000, 200);
+      expect(await page.evaluate('window.__sameDocument')).toBe(true); // no reload
+      await page.screenshot({ path: join(shots, 'graph-done.png') });
+
+      await joinNode.click();
+      await page.waitForFunction(`location.hash === '#/job/${ids.join}'`);
+      await page.locator('#job-type').waitFor();
+      expect(await page.locator('#job-type').textContent()).toBe('step');
+    });
+
+    it('retries a failed job from its page and sees it finish', async () => {
+      const job = await queue.enqueue({ type: 'flaky' });
+      expect((await queue.waitFor(job.id, { timeoutMs: 20_000 })).state).toBe('failed');
+      await page.goto(`${base}/dashboard#/job/${job.id}`);
+      await page.locator('#job-error').waitFor();
+      expect(await page.locator('#job-error pre').textContent()).toContain('flaky: first run fails on purpose');
+      await page.screenshot({ path: join(shots, 'job-failed.png') });
+      await page.click('#retry-job');
+      await eventually('job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 20_000, 100);
+      expect((await queue.get(job.id))!.state).toBe('done');
+      expect(await page.locator('#job-result pre').textContent()).toContain('"recovered": true');
+
+      const later = await queue.enqueue({ type: 'step', runAfter: new Date(Date.now() + 3_600_000) });
+      await page.goto(`${base}/dashboard#/job/${later.id}`);
+      await page.click('#cancel-job');
+      await eventually('job page shows cancelled', async () => (await page.locator('.job-head .badge').textContent()) === 'cancelled', 20_000, 100);
+    });
+
+    it('renders XSS payloads in type, group, args and error as text, running nothing', async () => {
+      const job = await queue.enqueue({ type: XSS_TYPE, group: XSS_GROUP, args: { html: XSS_ERROR } });
+      await queue.waitFor(job.id, { timeoutMs: 20_000 });
+      await page.goto(`${base}/dashboard#/jobs?${new URLSearchParams({ type: XSS_TYPE })}`);
+      const row = page.locator(`#jobs-table tr[data-id="${job.id}"]`);
+      await row.waitFor();
+      expect(await row.locator('td.type').textContent()).toBe(XSS_TYPE);
+      expect(await row.locator('td').nth(3).textContent()).toBe(XSS_GROUP);
+      await page.goto(`${base}/dashboard#/job/${job.id}`);
+      await page.locator('#job-error').waitFor();
+      expect(await page.locator('#job-type').textContent()).toBe(XSS_TYPE);
+      expect(await page.locator('#job-error pre').textContent()).toContain(XSS_ERROR);
+      expect(JSON.parse((await page.locator('#job-args pre').textContent())!)).toEqual({ html: XSS_ERROR });
+      await page.goto(`${base}/dashboard#/graph/${job.id}`);
+      await page.locator(`#dag g.node[data-id="${job.id}"]`).waitFor();
+      await page.goto(`${base}/dashboard#/`);
+      await page.locator('.count-card').first().waitFor();
+      const state = await page.evaluate(
+        `({ xss: window.__xss ?? null, csp: window.__csp, imgs: document.querySelectorAll('img').length, scripts: document.querySelectorAll('script').length })`,
+      );
+      expect(state).toEqual({ xss: null, csp: [], imgs: 0, scripts: 1 });
+    });
+
+    it('gives a denied request no page and no data', async () => {
+      const wrong = { authorization: `Basic ${Buffer.from('ops:wrong-password').toString('base64')}` };
+      for (const extraHTTPHeaders of [undefined, wrong]) {
+        const denied = await browser.newContext({ extraHTTPHeaders });
+        const p = await denied.newPage();
+        // Chromium answers the Basic challenge it cannot meet by abandoning the navigation.
+        const res = await p.goto(`${base}/dashboard`).catch((err: Error) => err);
+        if (res instanceof Error) expect(res.message).toContain('ERR_INVALID_AUTH_CREDENTIALS');
+        else expect(res!.status()).toBe(401);
+        const body = res instanceof Error ? '' : await res!.text();
+        expect(body).not.toContain('jq-csrf');
+        expect(body).not.toContain('acme');
+        for (const path of ['api/overview', 'api/jobs', 'api/jobs/1', 'assets/app.js']) {
+          const r = await p.request.get(`${base}/dashboard/${path}`);
+          expect([path, r.status()]).toEqual([path, 401]);
+          expect(await r.text()).not.toContain('acme');
+        }
+        await denied.close();
+      }
+    });
+  },
+  ['sqlite', 'postgres'],
+);
+
+function skipDialects(title: string): void {
+  describe.skip(title, () => it('needs chromium', () => undefined));
+}
+
+async function bootSampleApp(databaseUrl: string): Promise<INestApplication> {
+  const saved = { DATABASE_URL: process.env.DATABASE_URL, SAMPLE_DEMO: process.env.SAMPLE_DEMO, DASHBOARD_TOKEN: process.env.DASHBOARD_TOKEN };
+  Object.assign(process.env, { DATABASE_URL: databaseUrl, SAMPLE_DEMO: '0', DASHBOARD_TOKEN: TOKEN });
+  try {
+    const module = await Test.createTestingModule({ imports: [AppModule], providers: [BrowserSpecHandlers] }).compile();
+    const app = module.createNestApplication({ logger: ['error', 'warn'] });
+    await app.listen(0, '127.0.0.1');
+    return app;
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  }
+}

@@ -1,0 +1,216 @@
+import { describeDialects } from '../support/describe-dialects';
+import { buildDashboardUi, csrfToken, startDashboardApp, type DashboardApp } from '../support/dashboard-app';
+import { eventually } from '../support/wait';
+
+const XSS = '<img src=x onerror=alert(1)></script><script>alert(2)</script>';
+/** fetch's json() is typed unknown; these specs read the shapes they assert. */
+const asAny = (v: unknown): any => v;
+const AUTH = { 'x-test-auth': 'letmein' };
+
+/**
+ * The dashboard's HTTP surface on each dialect, over real HTTP on Express, under a global prefix:
+ * auth on every route, CSRF on every action, typed 400s, bounded responses, read-only refusals.
+ */
+describeDialects('dashboard API', (db) => {
+  let d: DashboardApp;
+  let ro: DashboardApp;
+  let token: string;
+  const get = (path: string, headers: Record<string, string> = AUTH) => fetch(`${d.url}${path}`, { headers });
+  const post = (base: string, path: string, body: unknown, headers: Record<string, string>) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const action = (path: string, body: unknown = {}, extra: Record<string, string> = {}) => post(d.url, path, body, { ...AUTH, 'x-job-queue-csrf': token, ...extra });
+
+  beforeAll(async () => {
+    buildDashboardUi();
+    const auth = (req: { headers: Record<string, string> }) => req.headers['x-test-auth'] === 'letmein';
+    d = await startDashboardApp(db, { path: '/queue', auth }, { globalPrefix: 'admin', queue: { maxArgsBytes: 8 * 1024 * 1024, externalTypes: ['listed'] } });
+    ro = await startDashboardApp(db, { path: 'ops/jobs', auth: 'public', readOnly: true }, { queue: { concurrency: 1 } });
+    token = await csrfToken(d.url, AUTH);
+  });
+  afterAll(async () => {
+    await d?.close();
+    await ro?.close();
+  });
+
+  it('answers 401 on every route, page, assets, API and actions, without the auth decision', async () => {
+    const job = await d.queue.enqueue({ type: 'work', args: { secret: 'tenant-data' } });
+    for (const path of ['', '/', '/assets/app.js', '/assets/app.css', '/api/overview', '/api/jobs', `/api/jobs/${job.id}`, `/api/graph/${job.id}`]) {
+      const res = await get(path, {});
+      expect([path, res.status]).toEqual([path, 401]);
+      const text = await res.text();
+      expect(text).not.toContain('tenant-data');
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    }
+    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/pause', '/api/resume']) {
+      const res = await post(d.url, path, { type: 'work' }, { 'x-job-queue-csrf': token });
+      expect([path, res.status]).toEqual([path, 401]);
+    }
+    // An auth function that throws denies too.
+    expect((await get('/api/overview', { 'x-test-auth': 'wrong' })).status).toBe(401);
+  });
+
+  it('serves the page under the global prefix with a strict CSP and no data in it', async () => {
+    const res = await get('');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'/);
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    const html = await res.text();
+    expect(html).toContain('src="/admin/queue/assets/app.js"');
+    expect(html).not.toMatch(/<script>[^<]/); // no inline script
+    const js = await get('/assets/app.js');
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect((await js.text()).length).toBeGreaterThan(10_000);
+    expect((await get('/assets/..%2Fsecret')).status).toBe(404);
+  });
+
+  it('overview: counts, groups, throughput, workers, paused', async () => {
+    const failed = await d.queue.enqueue({ type: 'boom', args: { message: 'kaput' }, group: 'acme' });
+    const ok = await d.queue.enqueue({ type: 'work', group: 'acme' });
+    await d.queue.waitFor(failed.id);
+    await d.queue.waitFor(ok.id);
+    await d.queue.pause({ type: 'paused-type' });
+    await eventually('overview shows the failure', async () => (await (await get('/api/overview')).json().then(asAny)).counts.failed >= 1);
+    const o = await (await get('/api/overview')).json().then(asAny);
+    expect(o.counts.failed).toBeGreaterThanOrEqual(1);
+    expect(o.counts.done).toBeGreaterThanOrEqual(1);
+    expect(o.countCap).toBe(100_000);
+    expect(o.throughput).toHaveLength(60);
+    const lastMinutes = o.throughput.slice(-2).reduce((n: number, t: { done: number; failed: number }) => n + t.done + t.failed, 0);
+    expect(lastMinutes).toBeGreaterThanOrEqual(2);
+    expect(o.paused).toEqual([{ type: 'paused-type' }]);
+    expect(Array.isArray(o.workers)).toBe(true);
+    await d.queue.resume({ type: 'paused-type' });
+  });
+
+  it('jobs: filters by state, type, group, args and time, keyset pages, and 400 on bad filters', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 23; i++) ids.push((await d.queue.enqueue({ type: 'listed', args: { tenant: i % 2 ? 'odd' : 'even', i }, group: 'paging' })).id);
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const q = new URLSearchParams({ type: 'listed', group: 'paging', limit: '10', ...(cursor ? { cursor } : {}) });
+      const page: any = await (await get(`/api/jobs?${q}`)).json().then(asAny);
+      expect(page.jobs.length).toBeLessThanOrEqual(10);
+      seen.push(...page.jobs.map((j: { id: number }) => j.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...ids].reverse());
+    const odd = await (await get(`/api/jobs?${new URLSearchParams({ args: '{"tenant":"odd"}', state: 'ready,waiting' })}`)).json().then(asAny);
+    expect(odd.jobs.map((j: { id: number }) => j.id).sort((a: number, b: number) => a - b)).toEqual(ids.filter((_, i) => i % 2));
+    expect(odd.jobs[0].args).toMatchObject({ truncated: false });
+    const future = await (await get(`/api/jobs?${new URLSearchParams({ type: 'listed', after: '2999-01-01T00:00:00Z' })}`)).json().then(asAny);
+    expect(future.jobs).toEqual([]);
+    for (const bad of ['args=%7Bnot%20json', 'args=%5B1%5D', 'state=nope', 'limit=101', 'limit=0', 'after=yesterday', 'cursor=forged', 'parent=-1']) {
+      const res = await get(`/api/jobs?${bad}`);
+      expect([bad, res.status]).toEqual([bad, 400]);
+      expect((await res.json().then(asAny)).error).toMatch(/INVALID_QUERY|INVALID_CURSOR/);
+    }
+    expect((await get('/api/jobs/abc')).status).toBe(400);
+    expect((await get('/api/jobs/999999999')).status).toBe(404);
+  });
+
+  it('returns XSS payloads as data, and job pages bounded however large the args', async () => {
+    const evil = await d.queue.enqueue({ type: 'boom', group: XSS.slice(0, 60), args: { message: XSS, html: XSS } });
+    await d.queue.waitFor(evil.id);
+    const job = await (await get(`/api/jobs/${evil.id}`)).json().then(asAny);
+    expect(job.group).toBe(XSS.slice(0, 60));
+    expect(job.error.text).toContain(XSS);
+    expect(JSON.parse(job.args.text)).toEqual({ message: XSS, html: XSS });
+    const page = await (await get('')).text();
+    expect(page).not.toContain('<img');
+
+    const big = await d.queue.enqueue({ type: 'listed', args: { blob: 'x'.repeat(5 * 1024 * 1024) } });
+    const res = await get(`/api/jobs/${big.id}`);
+    const text = await res.text();
+    expect(text.length).toBeLessThan(100_000);
+    const body = JSON.parse(text);
+    expect(body.args).toMatchObject({ truncated: true });
+    expect(body.args.length).toBeGreaterThan(5 * 1024 * 1024);
+    expect(body.args.text).toMatch(/… \[truncated\]$/);
+    const list = await get(`/api/jobs?type=listed&limit=100`);
+    expect((await list.text()).length).toBeLessThan(100 * 1_000);
+  });
+
+  it('graph: nodes with parents and edges', async () => {
+    const ids = await d.queue.enqueueGraph([
+      { ref: 'box', type: 'box' },
+      { ref: 'a', type: 'work', parent: 'box' },
+      { ref: 'b', type: 'work', parent: 'box', dependsOn: ['a'] },
+      { ref: 'c', type: 'work', dependsOn: ['box'] },
+    ]);
+    const g = await (await get(`/api/graph/${ids.b}`)).json().then(asAny);
+    expect(g.nodes.map((n: { id: number }) => n.id).sort((x: number, y: number) => x - y)).toEqual([ids.box, ids.a, ids.b, ids.c].sort((x, y) => x - y));
+    expect(g.nodes.find((n: { id: number }) => n.id === ids.a)).toMatchObject({ parentId: ids.box, type: 'work', ref: 'a' });
+    expect(g.nodes.find((n: { id: number }) => n.id === ids.box)).toMatchObject({ isContainer: true });
+    expect(g.edges).toEqual(expect.arrayContaining([{ from: ids.a, to: ids.b }, { from: ids.box, to: ids.c }]));
+    expect(g.nodes[0]).not.toHaveProperty('args');
+    expect((await get('/api/graph/999999999')).status).toBe(404);
+  });
+
+  it('actions need the CSRF header and the same origin; refused ones change nothing', async () => {
+    const victim = await d.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
+    const cancel = `/api/jobs/${victim.id}/cancel`;
+    const refused = [
+      await post(d.url, cancel, {}, AUTH), // no token
+      await post(d.url, cancel, {}, { ...AUTH, 'x-job-queue-csrf': 'guess' }),
+      await post(d.url, cancel, {}, { ...AUTH, 'x-job-queue-csrf': token, origin: 'https://evil.example' }),
+      await post(d.url, cancel, {}, { ...AUTH, 'x-job-queue-csrf': token, 'sec-fetch-site': 'cross-site' }),
+      // A form post (text/plain or urlencoded) can't carry the header, and the content type is refused too.
+      await fetch(`${d.url}${cancel}`, { method: 'POST', headers: { ...AUTH, 'x-job-queue-csrf': token, 'content-type': 'text/plain' }, body: '{}' }),
+    ];
+    for (const res of refused) {
+      expect(res.status).toBe(403);
+      expect((await res.json().then(asAny)).error).toBe('DASHBOARD_CSRF');
+    }
+    expect((await d.queue.get(victim.id))!.state).toBe('ready');
+
+    const ok = await action(cancel, {}, { origin: d.origin });
+    expect(ok.status).toBe(200);
+    expect(await ok.json().then(asAny)).toEqual({ id: victim.id, state: 'cancelled' });
+    const again = await action(`/api/jobs/${victim.id}/retry`);
+    expect(again.status).toBe(200);
+    expect((await d.queue.get(victim.id))!.state).not.toBe('cancelled'); // ready again (a worker may already run it)
+    const wrong = await action(`/api/jobs/${(await d.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) })).id}/retry`);
+    expect(wrong.status).toBe(409);
+    expect((await wrong.json().then(asAny)).error).toBe('INVALID_JOB_STATE');
+    expect((await action('/api/jobs/999999999/cancel')).status).toBe(404);
+  });
+
+  it('bulk actions, pause and resume validate input and act', async () => {
+    const bulk: number[] = [];
+    for (let i = 0; i < 5; i++) bulk.push((await d.queue.enqueue({ type: 'work', group: 'bulk', runAfter: new Date(Date.now() + 3_600_000) })).id);
+    expect((await action('/api/jobs/cancel-many', { filter: {} })).status).toBe(400);
+    expect((await action('/api/jobs/cancel-many', {})).status).toBe(400);
+    expect((await action('/api/jobs/cancel-many', { filter: { state: 'bogus' } })).status).toBe(400);
+    const cancelled = await action('/api/jobs/cancel-many', { filter: { group: 'bulk', state: 'ready' } });
+    expect(await cancelled.json().then(asAny)).toEqual({ count: 5 });
+    const retried = await action('/api/jobs/retry-many', { filter: { group: 'bulk' } });
+    expect(await retried.json().then(asAny)).toEqual({ count: 5 });
+    await d.queue.cancelMany({ group: 'bulk' });
+
+    expect((await action('/api/pause', {})).status).toBe(400);
+    expect((await action('/api/pause', { type: 'a', group: 'b' })).status).toBe(400);
+    const paused = await action('/api/pause', { group: 'bulk' });
+    expect(await paused.json().then(asAny)).toEqual({ paused: [{ group: 'bulk' }] });
+    expect(await d.queue.listPaused()).toEqual([{ group: 'bulk' }]);
+    await action('/api/resume', { group: 'bulk' });
+    expect(await d.queue.listPaused()).toEqual([]);
+  });
+
+  it('readOnly refuses every action on the server, even with a valid token', async () => {
+    const roToken = await csrfToken(ro.url);
+    const html = await (await fetch(ro.url)).text();
+    expect(html).toContain('<meta name="jq-read-only" content="true">');
+    const job = await ro.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
+    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/pause', '/api/resume'];
+    for (const path of paths) {
+      const res = await post(ro.url, path, { filter: { type: 'work' }, type: 'work' }, { 'x-job-queue-csrf': roToken });
+      expect([path, res.status]).toEqual([path, 403]);
+      expect((await res.json().then(asAny)).error).toBe('DASHBOARD_READ_ONLY');
+    }
+    expect((await ro.queue.get(job.id))!.state).toBe('ready');
+    expect(await ro.queue.listPaused()).toEqual([]);
+    expect((await fetch(`${ro.url}/api/overview`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,63 @@
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { describeDialects } from '../support/describe-dialects';
+import { buildDashboardUi, csrfToken, startDashboardApp, type DashboardApp } from '../support/dashboard-app';
+
+const asAny = (v: unknown): any => v;
+const AUTH = { 'x-test-auth': 'letmein' };
+
+/** The same module on Fastify: routes under the global prefix, auth, CSRF, typed errors, read-only. */
+describeDialects(
+  'dashboard on Fastify',
+  (db) => {
+    let d: DashboardApp;
+    let ro: DashboardApp;
+    let token: string;
+    const post = (base: string, path: string, body: unknown, headers: Record<string, string>) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+    beforeAll(async () => {
+      buildDashboardUi();
+      const auth = (req: { headers: Record<string, string> }) => req.headers['x-test-auth'] === 'letmein';
+      d = await startDashboardApp(db, { path: '/queue', auth }, { globalPrefix: 'admin', adapter: new FastifyAdapter() });
+      ro = await startDashboardApp(db, { path: '/queue', auth: 'public', readOnly: true }, { adapter: new FastifyAdapter(), queue: { concurrency: 1 } });
+      token = await csrfToken(d.url, AUTH);
+    });
+    afterAll(async () => {
+      await d?.close();
+      await ro?.close();
+    });
+
+    it('serves the page, assets and API under the prefix with the security headers, and 401 without auth', async () => {
+      const page = await fetch(d.url, { headers: AUTH });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/text\/html/);
+      expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(await page.text()).toContain('src="/admin/queue/assets/app.js"');
+      const js = await fetch(`${d.url}/assets/app.js`, { headers: AUTH });
+      expect(js.headers.get('content-type')).toMatch(/javascript/);
+      for (const path of ['', '/assets/app.js', '/api/overview', '/api/jobs']) expect((await fetch(`${d.url}${path}`)).status).toBe(401);
+      const job = await d.queue.enqueue({ type: 'work', args: { x: '<img src=x onerror=alert(1)>' } });
+      const view = await (await fetch(`${d.url}/api/jobs/${job.id}`, { headers: AUTH })).json().then(asAny);
+      expect(JSON.parse(view.args.text)).toEqual({ x: '<img src=x onerror=alert(1)>' });
+      const bad = await fetch(`${d.url}/api/jobs?state=nope`, { headers: AUTH });
+      expect(bad.status).toBe(400);
+      expect((await bad.json().then(asAny)).error).toBe('INVALID_QUERY');
+      expect((await (await fetch(`${d.url}/api/overview`, { headers: AUTH })).json().then(asAny)).counts).toBeDefined();
+    });
+
+    it('refuses actions without the CSRF header or from another origin, performs them with it; read-only refuses', async () => {
+      const job = await d.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
+      const cancel = `/api/jobs/${job.id}/cancel`;
+      expect((await post(d.url, cancel, {}, AUTH)).status).toBe(403);
+      expect((await post(d.url, cancel, {}, { ...AUTH, 'x-job-queue-csrf': token, origin: 'https://evil.example' })).status).toBe(403);
+      expect((await d.queue.get(job.id))!.state).toBe('ready');
+      const ok = await post(d.url, cancel, {}, { ...AUTH, 'x-job-queue-csrf': token });
+      expect(await ok.json().then(asAny)).toEqual({ id: job.id, state: 'cancelled' });
+      const roToken = await csrfToken(ro.url);
+      const refused = await post(ro.url, '/api/pause', { type: 'work' }, { 'x-job-queue-csrf': roToken });
+      expect(refused.status).toBe(403);
+      expect((await refused.json().then(asAny)).error).toBe('DASHBOARD_READ_ONLY');
+    });
+  },
+  ['sqlite', 'postgres'],
+);

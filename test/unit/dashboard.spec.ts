@@ -1,0 +1,134 @@
+import { DASHBOARD_OPTIONS } from '../../lib/dashboard/dashboard.constants';
+import { boundJson, boundText, TRUNCATION_MARKER } from '../../lib/dashboard/bounded-text';
+import { checkSameOrigin } from '../../lib/dashboard/dashboard-action.guard';
+import { dashboardPage, escapeHtml, requestBase } from '../../lib/dashboard/dashboard-page';
+import { parseJobsQuery } from '../../lib/dashboard/dashboard-query';
+import { normalizeDashboardPath, resolveDashboardOptions } from '../../lib/dashboard/dashboard.options';
+import { SharedSnapshots } from '../../lib/dashboard/shared-snapshot';
+import {
+  basicAuth,
+  DashboardAuthRequiredError,
+  DashboardCsrfError,
+  InvalidDashboardOptionsError,
+  JobQueueDashboardModule,
+} from '../../lib/dashboard';
+import { InvalidQueryError } from '../../lib';
+
+describe('dashboard options', () => {
+  it('requires an explicit auth decision', () => {
+    expect(() => resolveDashboardOptions({})).toThrow(DashboardAuthRequiredError);
+    expect(() => resolveDashboardOptions(undefined)).toThrow(DashboardAuthRequiredError);
+    expect(() => resolveDashboardOptions({ auth: true })).toThrow(/"auth" must be a function .* or the string 'public'/);
+    expect(() => JobQueueDashboardModule.forRoot({} as never)).toThrow(DashboardAuthRequiredError);
+    expect(resolveDashboardOptions({ auth: 'public' })).toMatchObject({ auth: null, path: 'queue', readOnly: false, snapshotTtlMs: 1000 });
+    const auth = () => true;
+    expect(resolveDashboardOptions({ auth, path: '/ops/queue/', readOnly: true })).toMatchObject({ auth, path: 'ops/queue', readOnly: true });
+  });
+
+  it('forRootAsync fails at start-up when the factory gives no auth', async () => {
+    const mod = JobQueueDashboardModule.forRootAsync({ useFactory: () => ({}) as never });
+    const provider = (mod.providers as Array<{ provide?: unknown; useFactory?: () => Promise<unknown> }>).find((p) => p.provide === DASHBOARD_OPTIONS)!;
+    await expect(provider.useFactory!()).rejects.toThrow(DashboardAuthRequiredError);
+  });
+
+  it('refuses unknown options, bad paths and bad flags', () => {
+    expect(() => resolveDashboardOptions({ auth: 'public', readonly: true })).toThrow(InvalidDashboardOptionsError);
+    expect(() => resolveDashboardOptions({ auth: 'public', readOnly: 'yes' })).toThrow(/readOnly/);
+    for (const bad of ['', '/', '../x', 'a/../b', 'a b', 'x?y', '<script>', 5]) expect(() => normalizeDashboardPath(bad)).toThrow(InvalidDashboardOptionsError);
+    expect(normalizeDashboardPath('/dashboard')).toBe('dashboard');
+  });
+});
+
+describe('dashboard query parsing', () => {
+  it('maps the query string onto a find() filter', () => {
+    expect(parseJobsQuery({ state: 'failed,cancelled', type: 't', group: 'g', args: '{"a":1}', error: 'x', after: '2026-01-01', parent: '7', limit: '20', cursor: 'c' })).toEqual({
+      filter: { state: ['failed', 'cancelled'], type: 't', group: 'g', argsContains: { a: 1 }, errorContains: 'x', createdAfter: '2026-01-01', parentId: 7 },
+      limit: 20,
+      cursor: 'c',
+    });
+    expect(parseJobsQuery({ state: '', type: '' })).toEqual({ filter: {}, limit: 50, cursor: null });
+  });
+
+  it('answers typed errors for bad input', () => {
+    expect(() => parseJobsQuery({ args: '{nope' })).toThrow(InvalidQueryError);
+    expect(() => parseJobsQuery({ args: 'x'.repeat(5000) })).toThrow(/at most 4096/);
+    expect(() => parseJobsQuery({ limit: '101' })).toThrow(InvalidQueryError);
+    expect(() => parseJobsQuery({ limit: '1e3' })).toThrow(InvalidQueryError);
+    expect(() => parseJobsQuery({ type: ['a', 'b'] })).toThrow(/a single string/);
+    expect(() => parseJobsQuery({ parent: '0' })).toThrow(InvalidQueryError);
+  });
+});
+
+describe('bounded text', () => {
+  it('cuts long values and says so', () => {
+    expect(boundText('abc', 3)).toEqual({ text: 'abc', truncated: false, length: 3 });
+    expect(boundText('abcdef', 3)).toEqual({ text: 'abc' + TRUNCATION_MARKER, truncated: true, length: 6 });
+    const big = boundJson({ blob: 'x'.repeat(1_000_000) }, 1000);
+    expect(big.truncated).toBe(true);
+    expect(big.text.length).toBeLessThan(1100);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(boundJson(cyclic, 100).text).toBe('[object Object]');
+  });
+});
+
+describe('shared snapshots', () => {
+  it('runs one computation per key and interval, whoever asks', async () => {
+    let t = 0;
+    let runs = 0;
+    const snaps = new SharedSnapshots<number>(1000, 2, () => t);
+    const compute = async () => ++runs;
+    const all = await Promise.all(Array.from({ length: 50 }, () => snaps.get('k', compute)));
+    expect(all.every((v) => v === 1)).toBe(true);
+    t = 999;
+    expect(await snaps.get('k', compute)).toBe(1);
+    t = 1000;
+    expect(await snaps.get('k', compute)).toBe(2);
+    await snaps.get('a', compute);
+    await snaps.get('b', compute);
+    t = 1001;
+    expect(await snaps.get('k', compute)).toBe(5); // evicted: at most 2 keys kept
+  });
+
+  it('does not keep a failure', async () => {
+    const snaps = new SharedSnapshots<number>(10_000);
+    await expect(snaps.get('k', () => Promise.reject(new Error('db down')))).rejects.toThrow('db down');
+    await new Promise((r) => setImmediate(r));
+    expect(await snaps.get('k', async () => 7)).toBe(7);
+  });
+});
+
+describe('CSRF origin check', () => {
+  const req = (headers: Record<string, string>) => ({ headers });
+  it('accepts same origin and requests without Origin, refuses others', () => {
+    expect(() => checkSameOrigin(req({ host: 'app:3000', origin: 'http://app:3000' }))).not.toThrow();
+    expect(() => checkSameOrigin(req({ host: 'app:3000' }))).not.toThrow();
+    expect(() => checkSameOrigin(req({ host: 'app:3000', origin: 'http://evil:3000' }))).toThrow(DashboardCsrfError);
+    expect(() => checkSameOrigin(req({ host: 'app:3000', origin: 'null' }))).toThrow(DashboardCsrfError);
+    expect(() => checkSameOrigin(req({ host: 'app:3000', 'sec-fetch-site': 'same-site' }))).toThrow(DashboardCsrfError);
+  });
+});
+
+describe('dashboard page', () => {
+  it('escapes the base and carries no data', () => {
+    expect(escapeHtml(`<"'&>`)).toBe('&lt;&quot;&#39;&amp;&gt;');
+    expect(requestBase('/admin/queue/?x=<b>')).toBe('/admin/queue');
+    const html = dashboardPage('/q"><script>', 'tok', false);
+    expect(html).toContain('content="/q&quot;&gt;&lt;script&gt;"');
+    expect(html).not.toContain('"><script>');
+  });
+});
+
+describe('basicAuth', () => {
+  const header = (user: string, pass: string) => ({ headers: { authorization: 'Basic ' + Buffer.from(`${user}:${pass}`).toString('base64') } });
+  it('checks the password (and the user name when given)', () => {
+    const auth = basicAuth({ password: 's3cret-token' }) as (req: unknown) => boolean;
+    expect(auth(header('anyone', 's3cret-token'))).toBe(true);
+    expect(auth(header('anyone', 'wrong'))).toBe(false);
+    expect(auth({ headers: {} })).toBe(false);
+    const named = basicAuth({ username: 'ops', password: 's3cret-token' }) as (req: unknown) => boolean;
+    expect(named(header('ops', 's3cret-token'))).toBe(true);
+    expect(named(header('dev', 's3cret-token'))).toBe(false);
+    expect(() => basicAuth({ password: 'short' })).toThrow(/at least 8/);
+  });
+});
