@@ -25,6 +25,7 @@ import { JobQueuePausedPostgres1765100000002 } from './postgres/1765100000002-jo
 import { JobQueuePausedSqlite1765100000002 } from './sqlite/1765100000002-job-queue-paused';
 import { JobQueueSchedulesMysql1765500000001 } from './mysql/1765500000001-job-queue-schedules';
 import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
+import { JobQueueReadyGroupsPlpgsqlPostgres1766500000001 } from './postgres/1766500000001-job-queue-ready-groups-plpgsql';
 import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueQueryIndexesPostgres1765100000001,
     JobQueuePausedPostgres1765100000002,
     JobQueueSchedulesPostgres1765500000001,
+    JobQueueReadyGroupsPlpgsqlPostgres1766500000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
