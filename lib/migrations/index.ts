@@ -24,6 +24,7 @@ import { JobQueuePausedMysql1765100000002 } from './mysql/1765100000002-job-queu
 import { JobQueuePausedPostgres1765100000002 } from './postgres/1765100000002-job-queue-paused';
 import { JobQueuePausedSqlite1765100000002 } from './sqlite/1765100000002-job-queue-paused';
 import { JobQueueSchedulesMysql1765500000001 } from './mysql/1765500000001-job-queue-schedules';
+import { JobQueueNextGroupsProcedureMysql1766500000001 } from './mysql/1766500000001-job-queue-next-groups-procedure';
 import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
 import { JobQueueReadyGroupsPlpgsqlPostgres1766500000001 } from './postgres/1766500000001-job-queue-ready-groups-plpgsql';
 import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueQueryIndexesMysql1765100000001,
     JobQueuePausedMysql1765100000002,
     JobQueueSchedulesMysql1765500000001,
+    JobQueueNextGroupsProcedureMysql1766500000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
