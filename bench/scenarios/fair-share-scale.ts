@@ -179,9 +179,17 @@ export const fairShareScale: Scenario = {
       for (let run = 1; run <= ctx.config.runs; run++) {
         // Each case's rate is compared with the one-group case of the same run, so a shift in the
         // machine's load between runs cancels out; the median of these per-run ratios is reported.
+        // FAIR_SHARE_PAIRED=1 runs the one-group case again right before every other case and
+        // compares with that, for a machine whose load drifts within a run.
+        const paired = process.env.FAIR_SHARE_PAIRED === '1';
         let oneGroup: number | undefined;
         for (const c of list) {
           try {
+            if (paired && c !== list[0]) {
+              const base = await runCase(dialect, list[0]);
+              oneGroup = base.rate;
+              series.get(list[0].label)?.add('rate', base.rate);
+            }
             const load = loadavg()[0];
             const r = await runCase(dialect, c);
             const s = series.get(c.label) ?? new RunSeries();
