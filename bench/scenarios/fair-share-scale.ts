@@ -11,6 +11,7 @@
  * light groups' mean.
  * PostgreSQL up to 100,000 groups; MariaDB and SQLite up to 10,000.
  */
+import { loadavg } from 'node:os';
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { JobContext, JobHandler, JobQueueModule, JobQueueService, type Dialect, type GraphNode, type JobQueueModuleOptions } from 'nestjs-sql-job-queue';
@@ -20,7 +21,7 @@ import { cell, num } from '../lib/format';
 import { ourOptions } from '../lib/ours/our-app';
 import type { ScenarioReport, Table } from '../lib/report';
 import type { BenchContext, Scenario } from '../lib/scenario';
-import { RunSeries, percentile } from '../lib/stats';
+import { RunSeries, percentile, type Spread } from '../lib/stats';
 
 interface Start {
   group: string;
@@ -67,17 +68,26 @@ function cases(dialect: Dialect, quick: boolean): Case[] {
   };
   const all = [
     c(1, 16_000),
-    // Reference: with several groups nothing is prefetched (every slot is allocated when it frees).
+    // Reference: one group without prefetch.
     c(1, 16_000, { prefetch: 0 }),
     c(100, 160),
     c(1_000, 16),
+    // Many groups without prefetch: the rate before the rotation claim prefetched.
+    c(1_000, 16, { prefetch: 0 }),
     c(1_600, 10), // the issue's starvation case: g01000–g01599 waited for the first 1,000 to drain
     c(10_000, 2),
     c(100_000, 2),
     c(1_002, 16, { heavy: [250, 750] }),
   ];
-  const max = quick ? 1_600 : dialect === 'postgres' ? 100_000 : 10_000;
+  // FAIR_SHARE_MAX_GROUPS=10000 leaves out the larger cases.
+  const max = Math.min(Number(process.env.FAIR_SHARE_MAX_GROUPS ?? Infinity), quick ? 1_600 : dialect === 'postgres' ? 100_000 : 10_000);
   return all.filter((x) => x.groups <= max);
+}
+
+/** `0.85× (0.80–0.90)`: median (min–max) of the per-run ratios. */
+function ratioCell(r: Spread | undefined): string {
+  if (!r) return 'n/a';
+  return r.n > 1 && r.min !== r.max ? `${num(r.median, 2)}× (${num(r.min, 2)}–${num(r.max, 2)})` : `${num(r.median, 2)}×`;
 }
 
 const groupKey = (i: number) => `t${String(i).padStart(6, '0')}`;
@@ -167,19 +177,34 @@ export const fairShareScale: Scenario = {
       const series = new Map<string, RunSeries>();
       const list = cases(dialect, ctx.config.quick);
       for (let run = 1; run <= ctx.config.runs; run++) {
+        // Each case's rate is compared with the one-group case of the same run, so a shift in the
+        // machine's load between runs cancels out; the median of these per-run ratios is reported.
+        // FAIR_SHARE_PAIRED=1 runs the one-group case again right before every other case and
+        // compares with that, for a machine whose load drifts within a run.
+        const paired = process.env.FAIR_SHARE_PAIRED === '1';
+        let oneGroup: number | undefined;
         for (const c of list) {
           try {
+            if (paired && c !== list[0]) {
+              const base = await runCase(dialect, list[0]);
+              oneGroup = base.rate;
+              series.get(list[0].label)?.add('rate', base.rate);
+            }
+            const load = loadavg()[0];
             const r = await runCase(dialect, c);
             const s = series.get(c.label) ?? new RunSeries();
             series.set(c.label, s);
+            if (c === list[0]) oneGroup = r.rate;
             s.add('rate', r.rate);
+            if (oneGroup) s.add('ratio', r.rate / oneGroup);
+            s.add('load', load);
             s.add('p50', r.firstP50);
             s.add('p99', r.firstP99);
             s.add('max', r.firstMax);
             if (Number.isFinite(r.jain)) s.add('jain', r.jain);
             if (r.heavyRatio !== undefined) s.add('heavy', r.heavyRatio);
             ctx.progress(
-              `[${dialect}] ${c.label} run ${run}/${ctx.config.runs}: ${num(r.rate)} jobs/s, first start p50 ${num(r.firstP50)} / p99 ${num(r.firstP99)} / max ${num(r.firstMax)} ms, ` +
+              `[${dialect}] ${c.label} run ${run}/${ctx.config.runs} (load ${num(load, 1)}): ${num(r.rate)} jobs/s${oneGroup ? ` (${num(r.rate / oneGroup, 2)}× of one group)` : ''}, first start p50 ${num(r.firstP50)} / p99 ${num(r.firstP99)} / max ${num(r.firstMax)} ms, ` +
                 `Jain ${num(r.jain, 3)}${r.heavyRatio !== undefined ? `, heavy ÷ light ${num(r.heavyRatio, 1)}` : ''}`,
             );
           } catch (err) {
@@ -187,26 +212,27 @@ export const fairShareScale: Scenario = {
           }
         }
       }
-      const one = series.get(list[0].label)?.get('rate')?.median;
       tables.push({
         title: `Fair share at scale, ${dialect} — one worker, concurrency 10, ${JOB_MS} ms jobs, median (min–max) of ${ctx.config.runs} run(s)`,
-        columns: ['groups × jobs', 'jobs/s', 'vs 1 group', 'first start p50 ms', 'p99 ms', 'max ms', 'Jain (slots ÷ weight)', 'heavy ÷ light'],
+        columns: ['groups × jobs', 'jobs/s', 'vs 1 group (same run)', 'first start p50 ms', 'p99 ms', 'max ms', 'Jain (slots ÷ weight)', 'heavy ÷ light', 'load avg at start'],
         rows: list.map((c) => {
           const s = series.get(c.label);
           const rate = s?.get('rate');
           return [
             c.label,
             cell(rate),
-            rate && one ? `${num(rate.median / one, 2)}×` : 'n/a',
+            ratioCell(s?.get('ratio')),
             cell(s?.get('p50')),
             cell(s?.get('p99')),
             cell(s?.get('max')),
             cell(s?.get('jain'), 3),
             cell(s?.get('heavy'), 1),
+            cell(s?.get('load'), 1),
           ];
         }),
         notes: [
-          'jobs/s = jobs ÷ (first handler start → database shows every job done). First start = ms after the first handler start, over groups.',
+          'jobs/s = jobs ÷ (first handler start → database shows every job done); vs 1 group = median over runs of the rate ÷ the one-group rate of the same run. First start = ms after the first handler start, over groups.',
+          'load avg = 1-minute load average of the machine (2 cores, shared) when the case started.',
           "Jain = Jain's fairness index of each group's slots ÷ its weight over the first Σ weight × (J − 1) starts, while every group still had work (n/a with J = 1).",
         ],
       });

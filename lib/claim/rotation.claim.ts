@@ -10,8 +10,9 @@ import { withinLimits, type LimitRoom } from './within-limits';
 /**
  * Claims `request.rotation` slots from the groups that follow the shared rotation cursor (see
  * planRotation), inside the caller's transaction, and moves the cursor past them. Cost: one
- * statement per group served (plus one per group given more than one slot), whatever the
- * number of groups. With `room` (caps), the
+ * probe per group served (on SQLite and PostgreSQL a statement each, on MySQL all in one
+ * procedure call), plus one statement per group given more than one slot, whatever the number
+ * of groups. With `room` (caps), the
  * candidates are trimmed to what fits; the cursor still moves on, so a group at its cap does
  * not hold up the others.
  */

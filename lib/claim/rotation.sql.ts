@@ -1,5 +1,5 @@
 import { sql } from '../database/sql';
-import type { SqlExecutor } from '../database/sql-executor';
+import type { Row, SqlExecutor } from '../database/sql-executor';
 import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { claimableFilter, readyIndexHint } from './lease-assignments';
 import type { RotationCursor, RotationGroup } from './rotation-plan';
@@ -34,7 +34,8 @@ export interface ProbedGroup extends RotationGroup {
  *
  * With `lock` (inside a claim) each probe also returns that next job, locked with SKIP LOCKED
  * on PostgreSQL and MySQL: a group whose jobs other claimers hold is passed over, and a group
- * given one slot needs no second statement.
+ * given one slot needs no second statement. On MySQL that walk is one call of a stored
+ * procedure, so a claim's round trips do not grow with the groups it serves.
  *
  * Not MIN(group_key), nor a recursive CTE: on a table not analyzed yet PostgreSQL aggregates
  * every ready row for MIN, and MariaDB walks the index from its start for a probe inside a
@@ -57,6 +58,15 @@ export async function nextReadyGroups(
       sql`SELECT group_key, weight FROM job_queue_ready_groups(${[...types]}::text[], ${from}::text, ${before ?? null}::text, ${max}::int)`,
     );
     return rows.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)) }));
+  }
+  if (d.name === 'mysql' && lock) {
+    // One round trip: the same walk, run by a stored procedure (MySQL migration 8).
+    const { rows } = await tx.run(
+      sql`CALL job_queue_next_groups(${JSON.stringify(types)}, ${from}, ${before ?? null}, ${max}, ${exclude.length ? JSON.stringify(exclude) : null})`,
+    );
+    // mysql2 hands back a CALL's result sets followed by its status.
+    const found = (Array.isArray(rows[0]) ? rows[0] : rows) as Row[];
+    return found.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)), next: toClaimedJob(r) }));
   }
   const index = readyIndexHint(d, '');
   const skip = new Set(exclude);

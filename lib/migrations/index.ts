@@ -26,7 +26,9 @@ import { JobQueuePausedSqlite1765100000002 } from './sqlite/1765100000002-job-qu
 import { JobQueueSchedulesMysql1765500000001 } from './mysql/1765500000001-job-queue-schedules';
 import { JobQueueFindIndexesPostgres1766000000001 } from './postgres/1766000000001-job-queue-find-indexes';
 import { JobQueueSettledInCompletePostgres1766000000002 } from './postgres/1766000000002-job-queue-settled-in-complete';
+import { JobQueueNextGroupsProcedureMysql1766500000001 } from './mysql/1766500000001-job-queue-next-groups-procedure';
 import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
+import { JobQueueReadyGroupsPlpgsqlPostgres1766500000001 } from './postgres/1766500000001-job-queue-ready-groups-plpgsql';
 import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -44,6 +46,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSchedulesPostgres1765500000001,
     JobQueueFindIndexesPostgres1766000000001,
     JobQueueSettledInCompletePostgres1766000000002,
+    JobQueueReadyGroupsPlpgsqlPostgres1766500000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -53,6 +56,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueQueryIndexesMysql1765100000001,
     JobQueuePausedMysql1765100000002,
     JobQueueSchedulesMysql1765500000001,
+    JobQueueNextGroupsProcedureMysql1766500000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,

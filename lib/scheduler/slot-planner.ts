@@ -24,12 +24,15 @@ export interface ClaimPlan {
 }
 
 /**
- * Turns free slots into a claim plan. One group with ready jobs: one quota for it (the only
- * case where prefetching is worth it: with several groups every slot is allocated when it
- * frees). Up to `concurrency` groups: per group by weighted fair share of the slots held.
- * More groups than slots: the claim itself fills the free slots by weighted round-robin from
- * the cluster's shared rotation cursor, so no group waits more than a round however many
- * groups there are, and this process never lists them all.
+ * Turns free slots into a claim plan. One group with ready jobs: one quota for it, plus the
+ * prefetch. Up to `concurrency` groups: per group by weighted fair share of the slots held,
+ * never prefetched (a buffered job would count as held before it runs, so every slot is
+ * allocated when it frees). More groups than slots: the claim itself fills the free slots, plus
+ * the prefetch, by weighted round-robin from the cluster's shared rotation cursor, so no group
+ * waits more than a round however many groups there are, and this process never lists them
+ * all. Prefetching there keeps the round-robin order (the buffer starts jobs in claim order)
+ * and hides the claim's round trip, without which short jobs ran at about half the rate of one
+ * prefetching group (see bench/RESULTS.md, fair-share-scale).
  *
  * The ready groups (at most concurrency + 1 of them, enough to tell the cases apart) are
  * refreshed in the background, so a claim never waits for them: an idle worker woken by a
@@ -60,10 +63,14 @@ export class SlotPlanner {
       // With groups paused, name the one group left: a per-group claim never walks a paused group's rows.
       return { quotas: [paused?.size ? { group: list[0].group, limit } : { limit }] };
     }
+    // More groups than slots, or none seen yet (an idle worker just woken): the rotation is fair
+    // whatever arrived, and never lists the groups. Prefetch only once many groups were seen.
+    if (list.length > this.concurrency) {
+      const slots = input.free + input.prefetch;
+      return slots > 0 ? { quotas: [], rotation: slots } : { quotas: [] };
+    }
     if (input.free <= 0) return { quotas: [] };
-    // No groups seen yet (an idle worker just woken) or more than the slots: the rotation is fair
-    // whatever arrived, and never lists the groups.
-    if (list.length === 0 || list.length > this.concurrency) return { quotas: [], rotation: input.free };
+    if (list.length === 0) return { quotas: [], rotation: input.free };
     const demand = list.map((g) => ({
       group: g.group,
       weight: this.groupWeights[g.group] ?? g.weight,

@@ -1,23 +1,13 @@
 import { JobQueueMigration } from '../job-queue-migration';
 
-export class JobQueueRotationPostgres1765000000001 extends JobQueueMigration {
-  readonly version = 7;
-  readonly name = 'JobQueueRotation1765000000001';
-  protected readonly upSql = [
-    // The fair-share rotation cursor shared by every worker process: the group being served and
-    // how many slots it got in this visit. With more ready groups than slots, claims walk the
-    // ready group index from here, so every group is visited once per round whatever its key.
-    `CREATE TABLE job_queue_rotation (
-      name varchar(64) PRIMARY KEY,
-      group_key varchar(200) NOT NULL DEFAULT '',
-      served integer NOT NULL DEFAULT 0
-    )`,
-    `INSERT INTO job_queue_rotation (name) VALUES ('fair-share')`,
-    // The walk: up to $4 groups with claimable jobs from $2 (inclusive) and below $3 (if not
-    // null), in group index order, each with its next job's weight. One statement, a recursive
-    // loose index scan whose every step is an ORDER BY … LIMIT 1 read of the ready group index
-    // (not MIN: on a table not analyzed yet the planner aggregates every ready row for it).
-    `CREATE FUNCTION job_queue_ready_groups(text[], text, text, int)
+/**
+ * The walk: up to $4 groups with claimable jobs from $2 (inclusive) and below $3 (if not
+ * null), in group index order, each with its next job's weight. One statement, a recursive
+ * loose index scan whose every step is an ORDER BY … LIMIT 1 read of the ready group index
+ * (not MIN: on a table not analyzed yet the planner aggregates every ready row for it).
+ * Migration 14 redefines it in PL/pgSQL; its down step restores this one.
+ */
+export const READY_GROUPS_SQL_V7 = `CREATE FUNCTION job_queue_ready_groups(text[], text, text, int)
       RETURNS TABLE (group_key text, weight int, n int)
       LANGUAGE sql STABLE
       SET enable_bitmapscan = off
@@ -38,7 +28,22 @@ export class JobQueueRotationPostgres1765000000001 extends JobQueueMigration {
         WHERE w.n < $4
       )
       SELECT group_key, weight, n FROM walk
-    $body$`,
+    $body$`;
+
+export class JobQueueRotationPostgres1765000000001 extends JobQueueMigration {
+  readonly version = 7;
+  readonly name = 'JobQueueRotation1765000000001';
+  protected readonly upSql = [
+    // The fair-share rotation cursor shared by every worker process: the group being served and
+    // how many slots it got in this visit. With more ready groups than slots, claims walk the
+    // ready group index from here, so every group is visited once per round whatever its key.
+    `CREATE TABLE job_queue_rotation (
+      name varchar(64) PRIMARY KEY,
+      group_key varchar(200) NOT NULL DEFAULT '',
+      served integer NOT NULL DEFAULT 0
+    )`,
+    `INSERT INTO job_queue_rotation (name) VALUES ('fair-share')`,
+    READY_GROUPS_SQL_V7,
     // The rotation claim as one function call (the same plan as lib/claim/rotation.claim.ts,
     // which the other dialects and capped claims use): lock the cursor, walk the groups that
     // follow it (wrapping round to the first), give each its weight in slots, continuing a
