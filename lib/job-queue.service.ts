@@ -19,6 +19,7 @@ import { JobHandlerRegistry } from './handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from './job-queue.constants';
 import type { ResolvedJobQueueOptions } from './job-queue.options';
 import { type EnqueueInput, type EnqueueOptions, type GraphIds, type GraphNode, type JobView } from './job.types';
+import type { JobTypeName, LooseOnly, TypedEnqueueInput, TypedGraphNode, TypedJobView } from './typing/job-types';
 import { JobQueueConnection } from './database/job-queue.connection';
 import { JobWaiters, type WaitForOptions } from './waiters/job-waiters.service';
 import { JobAdminService } from './query/job-admin.service';
@@ -55,10 +56,10 @@ export class JobQueueService {
    * Enqueues one job and returns it. With `{ manager }` the insert joins that TypeORM
    * transaction. A `key` that already exists returns the existing job.
    */
-  async enqueue<TArgs = unknown, TResult = unknown>(
-    input: EnqueueInput<TArgs>,
-    options: EnqueueOptions = {},
-  ): Promise<JobView<TArgs, TResult>> {
+  enqueue<T extends JobTypeName>(input: TypedEnqueueInput<T>, options?: EnqueueOptions): Promise<TypedJobView<T>>;
+  /** Loose form (explicit args and result types), as before typed payloads. */
+  enqueue<TArgs, TResult = unknown>(input: LooseOnly<EnqueueInput<TArgs>>, options?: EnqueueOptions): Promise<JobView<TArgs, TResult>>;
+  async enqueue<TArgs, TResult>(input: EnqueueInput<TArgs>, options: EnqueueOptions = {}): Promise<JobView<TArgs, TResult>> {
     const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false);
     const executor = options.manager ? this.db.executorFor(options.manager) : this.db;
     if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null) {
@@ -77,11 +78,11 @@ export class JobQueueService {
    * container node. Invalid graphs throw a `GraphValidationError` and write nothing.
    */
   async enqueueGraph<TRef extends string = string>(
-    nodes: ReadonlyArray<GraphNode & { ref: TRef }>,
+    nodes: ReadonlyArray<TypedGraphNode & { ref: TRef }>,
     options: EnqueueOptions = {},
   ): Promise<GraphIds<TRef>> {
     if (!Array.isArray(nodes)) throw new InvalidJobError('(graph)', 'an array of nodes', nodes);
-    const graph = this.prepare(nodes, true);
+    const graph = this.prepare(nodes as readonly GraphNode[], true);
     const ids = nodes.length ? await this.write(graph, options) : [];
     const out = {} as GraphIds<TRef>;
     nodes.forEach((node, i) => (out[node.ref as TRef] = ids[i]));
@@ -89,7 +90,9 @@ export class JobQueueService {
   }
 
   /** The job, or null if no job has this id. */
-  async get<TArgs = unknown, TResult = unknown>(id: number): Promise<JobView<TArgs, TResult> | null> {
+  get<T extends JobTypeName = JobTypeName>(id: number): Promise<TypedJobView<T> | null>;
+  get<TArgs, TResult = unknown>(id: LooseOnly<number>): Promise<JobView<TArgs, TResult> | null>;
+  async get<TArgs, TResult>(id: number): Promise<JobView<TArgs, TResult> | null> {
     return (await this.read(id, this.db)) as JobView<TArgs, TResult> | null;
   }
 
@@ -136,7 +139,9 @@ export class JobQueueService {
    * `WaitForShutdownError` if the application closes first. All waiters of a process share one
    * watcher (JobWaiters): one poll per interval for all of them, notifications on PostgreSQL.
    */
-  async waitFor<TArgs = unknown, TResult = unknown>(id: number, options: WaitForOptions = {}): Promise<JobView<TArgs, TResult>> {
+  waitFor<T extends JobTypeName = JobTypeName>(id: number, options?: WaitForOptions): Promise<TypedJobView<T>>;
+  waitFor<TArgs, TResult = unknown>(id: LooseOnly<number>, options?: WaitForOptions): Promise<JobView<TArgs, TResult>>;
+  async waitFor<TArgs, TResult>(id: number, options: WaitForOptions = {}): Promise<JobView<TArgs, TResult>> {
     return (await this.waiters.wait(id, options)) as JobView<TArgs, TResult>;
   }
 
