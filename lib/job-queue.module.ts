@@ -29,6 +29,7 @@ import { PauseService } from './pause/pause.service';
 import { PausedWork } from './pause/paused-work';
 import { RecurringExplorer } from './recurring/recurring.explorer';
 import { RecurringService } from './recurring/recurring.service';
+import { JobArgsValidator } from './validation/job-args.validator';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -67,6 +68,7 @@ import { RecurringService } from './recurring/recurring.service';
     JobQueueOrchestrator,
     RecurringExplorer,
     RecurringService,
+    JobArgsValidator,
   ],
   exports: [JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
 })

@@ -28,6 +28,7 @@ import type { PauseTarget } from './pause/pause-target';
 import { JobQueryService, type JobGraph } from './query/job-query.service';
 import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 import { RecurringService } from './recurring/recurring.service';
+import { JobArgsValidator } from './validation/job-args.validator';
 import type { ScheduleInput } from './recurring/schedule-definition';
 import type { ScheduleView } from './recurring/schedule-view';
 
@@ -48,6 +49,7 @@ export class JobQueueService {
     private readonly admin: JobAdminService,
     private readonly pauses: PauseService,
     private readonly recurring: RecurringService,
+    private readonly argsValidator: JobArgsValidator,
   ) {
     this.db = connection.db;
   }
@@ -61,6 +63,7 @@ export class JobQueueService {
   enqueue<TArgs, TResult = unknown>(input: LooseOnly<EnqueueInput<TArgs>>, options?: EnqueueOptions): Promise<JobView<TArgs, TResult>>;
   async enqueue<TArgs, TResult>(input: EnqueueInput<TArgs>, options: EnqueueOptions = {}): Promise<JobView<TArgs, TResult>> {
     const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false);
+    await this.argsValidator.assertValid([input], false);
     const executor = options.manager ? this.db.executorFor(options.manager) : this.db;
     if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null) {
       // The common case in one statement: insert, notify, return the row.
@@ -83,6 +86,7 @@ export class JobQueueService {
   ): Promise<GraphIds<TRef>> {
     if (!Array.isArray(nodes)) throw new InvalidJobError('(graph)', 'an array of nodes', nodes);
     const graph = this.prepare(nodes as readonly GraphNode[], true);
+    await this.argsValidator.assertValid(nodes, true);
     const ids = nodes.length ? await this.write(graph, options) : [];
     const out = {} as GraphIds<TRef>;
     nodes.forEach((node, i) => (out[node.ref as TRef] = ids[i]));

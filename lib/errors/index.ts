@@ -5,3 +5,4 @@ export * from './graph.errors';
 export * from './wait.errors';
 export * from './query.errors';
 export * from './schedule.errors';
+export * from './validation.errors';

@@ -4,6 +4,8 @@ import { JOB_HANDLER_METADATA } from '../job-queue.constants';
 import type { JobHandlerMetadata, JobHandlerOptions } from './job-handler.decorator';
 import { InvalidJobHandlerError } from './job-handler.errors';
 import { JobHandlerRegistry } from './job-handler.registry';
+import { isStandardSchema } from '../typing/standard-schema';
+import { withArgsSchema } from '../validation/validated-handler';
 
 /** Finds `@JobHandler` methods on every provider and registers them, once, at module init. */
 @Injectable()
@@ -26,7 +28,9 @@ export class JobHandlerExplorer implements OnModuleInit {
         const name = `${instance.constructor?.name ?? 'provider'}.${method}`;
         validateHandler(name, meta);
         const fn = prototype[method] as (args: unknown, ctx: unknown) => unknown;
-        this.registry.register({ type: meta.type, options: meta.options, name, handle: fn.bind(instance) });
+        const handle = fn.bind(instance);
+        const { schema } = meta.options;
+        this.registry.register({ type: meta.type, options: meta.options, name, handle: schema ? withArgsSchema(meta.type, schema, handle) : handle });
       }
     }
   }
@@ -41,6 +45,13 @@ function validateHandler(name: string, meta: JobHandlerMetadata): void {
     ['maxAttempts', 1, 1_000_000],
     ['concurrency', 1, 10_000],
   ];
+  if (meta.options.schema !== undefined && !isStandardSchema(meta.options.schema)) {
+    throw new InvalidJobHandlerError(
+      name,
+      'option "schema" must be a Standard Schema v1 validator (an object with a "~standard" property of version 1, ' +
+        'as zod 3.24+, valibot 1+ and arktype 2+ provide).',
+    );
+  }
   for (const [key, min, max] of checks) {
     const v = meta.options[key];
     if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)) {
