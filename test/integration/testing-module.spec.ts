@@ -107,7 +107,7 @@ describe('[sqlite] JobQueueTestingModule', () => {
     try {
       expect(await tester.run('step', { n: 4 })).toBe(8);
       await expect(tester.run('strict', { n: 'x' } as never)).rejects.toThrow(JobArgsInvalidError.name);
-      const missing = await tester.run('nope').catch((e) => e);
+      const missing = (await tester.run('nope').catch((e) => e)) as TestingHandlerNotFoundError;
       expect(missing).toBeInstanceOf(TestingHandlerNotFoundError);
       expect(missing.message).toMatch(/registered: 'step', 'hang', 'strict'/);
     } finally {
