@@ -15,6 +15,7 @@ export type { JobHandlerMethod } from './typing/handler-types';
 export { isStandardSchema, type StandardSchemaV1 } from './typing/standard-schema';
 export { DuplicateJobHandlerError, InvalidJobHandlerError } from './handlers/job-handler.errors';
 export { JobContext } from './handlers/job-context';
+export { JOB_REF, JobRefOutsideJobError, type JobRef } from './handlers/job-ref';
 export { Recurring, type RecurringArgs, type RecurringOptions } from './recurring/recurring.decorator';
 export type { Backfill, ScheduleInput } from './recurring/schedule-definition';
 export type { ScheduleView } from './recurring/schedule-view';

@@ -30,6 +30,7 @@ import { PausedWork } from './pause/paused-work';
 import { RecurringExplorer } from './recurring/recurring.explorer';
 import { RecurringService } from './recurring/recurring.service';
 import { JobArgsValidator } from './validation/job-args.validator';
+import { JOB_REF, jobRefProvider } from './handlers/job-ref';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -69,8 +70,9 @@ import { JobArgsValidator } from './validation/job-args.validator';
     RecurringExplorer,
     RecurringService,
     JobArgsValidator,
+    jobRefProvider,
   ],
-  exports: [JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
+  exports: [JOB_REF, JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
 })
 export class JobQueueModule extends ConfigurableJobQueueModule {
   static override forRoot(options: Dialect | typeof OPTIONS_TYPE): DynamicModule {
