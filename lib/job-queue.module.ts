@@ -31,6 +31,7 @@ import { RecurringExplorer } from './recurring/recurring.explorer';
 import { RecurringService } from './recurring/recurring.service';
 import { JobArgsValidator } from './validation/job-args.validator';
 import { JOB_REF, jobRefProvider } from './handlers/job-ref';
+import { AppTransactionGuard } from './enqueue/app-transaction.guard';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -71,6 +72,7 @@ import { JOB_REF, jobRefProvider } from './handlers/job-ref';
     RecurringService,
     JobArgsValidator,
     jobRefProvider,
+    AppTransactionGuard,
   ],
   exports: [JOB_REF, JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
 })

@@ -29,6 +29,7 @@ import { JobQueryService, type JobGraph } from './query/job-query.service';
 import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 import { RecurringService } from './recurring/recurring.service';
 import { JobArgsValidator } from './validation/job-args.validator';
+import { AppTransactionGuard } from './enqueue/app-transaction.guard';
 import type { ScheduleInput } from './recurring/schedule-definition';
 import type { ScheduleView } from './recurring/schedule-view';
 
@@ -50,6 +51,7 @@ export class JobQueueService {
     private readonly pauses: PauseService,
     private readonly recurring: RecurringService,
     private readonly argsValidator: JobArgsValidator,
+    private readonly appTransaction: AppTransactionGuard,
   ) {
     this.db = connection.db;
   }
@@ -265,6 +267,7 @@ export class JobQueueService {
       // its commit, other dialects pick the jobs up at the next poll.
       return (await insert(this.db.executorFor(options.manager))).ids;
     }
+    await this.appTransaction.assertNoOpenAppTransaction();
     const { ids, readyCount } = await withKeyRaceRetry(() => this.db.transaction(insert));
     if (readyCount) this.events.wake();
     return ids;

@@ -6,3 +6,4 @@ export * from './wait.errors';
 export * from './query.errors';
 export * from './schedule.errors';
 export * from './validation.errors';
+export * from './sqlite.errors';
