@@ -4,6 +4,7 @@ import { JobQueueModule } from 'nestjs-sql-job-queue';
 import { SampleConfigModule } from './config/sample-config.module';
 import { SAMPLE_CONFIG } from './config/sample-config.token';
 import type { SampleConfig } from './config/sample.config';
+import { DemoLoadHandlers } from './demo/demo-load.handlers';
 import { DemoRunPrinter } from './demo/demo-run.printer';
 import { DemoRunService } from './demo/demo-run.service';
 import { DigestHandlers } from './digest/digest.handlers';
@@ -33,6 +34,7 @@ import { ReportHandlers } from './reports/report.handlers';
     ReportHandlers,
     DigestHandlers,
     PipelineService,
+    DemoLoadHandlers,
     DemoRunPrinter,
     DemoRunService,
     // Registered here rather than in main.ts so that a test booting AppModule gets it too.

@@ -23,7 +23,7 @@ describeDialects(
         type: 'better-sqlite3',
         database: db.location,
         timeout: 5_000,
-        prepareDatabase: (d: { pragma(s: string): unknown }) => d.pragma('journal_mode = WAL'),
+        prepareDatabase: (d: { pragma(s: string): unknown }) => void d.pragma('journal_mode = WAL'),
       });
       await appDs.initialize();
       await appDs.query('CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, total INTEGER)');
