@@ -60,9 +60,10 @@ export class JobQueueService {
    * Enqueues one job and returns it. With `{ manager }` the insert joins that TypeORM
    * transaction. A `key` that already exists returns the existing job.
    */
-  enqueue<T extends JobTypeName>(input: TypedEnqueueInput<T>, options?: EnqueueOptions): Promise<TypedJobView<T>>;
-  /** Loose form (explicit args and result types), as before typed payloads. */
+  /** Without a `JobTypes` declaration: the loose form of before (args type inferred or given). */
   enqueue<TArgs, TResult = unknown>(input: LooseOnly<EnqueueInput<TArgs>>, options?: EnqueueOptions): Promise<JobView<TArgs, TResult>>;
+  /** With `JobTypes` declared: `type` must be declared and `args` match it. */
+  enqueue<T extends JobTypeName>(input: TypedEnqueueInput<T>, options?: EnqueueOptions): Promise<TypedJobView<T>>;
   async enqueue<TArgs, TResult>(input: EnqueueInput<TArgs>, options: EnqueueOptions = {}): Promise<JobView<TArgs, TResult>> {
     const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false);
     await this.argsValidator.assertValid([input], false);
@@ -96,8 +97,8 @@ export class JobQueueService {
   }
 
   /** The job, or null if no job has this id. */
+  get<TArgs = unknown, TResult = unknown>(id: LooseOnly<number>): Promise<JobView<TArgs, TResult> | null>;
   get<T extends JobTypeName = JobTypeName>(id: number): Promise<TypedJobView<T> | null>;
-  get<TArgs, TResult = unknown>(id: LooseOnly<number>): Promise<JobView<TArgs, TResult> | null>;
   async get<TArgs, TResult>(id: number): Promise<JobView<TArgs, TResult> | null> {
     return (await this.read(id, this.db)) as JobView<TArgs, TResult> | null;
   }
@@ -145,8 +146,8 @@ export class JobQueueService {
    * `WaitForShutdownError` if the application closes first. All waiters of a process share one
    * watcher (JobWaiters): one poll per interval for all of them, notifications on PostgreSQL.
    */
+  waitFor<TArgs = unknown, TResult = unknown>(id: LooseOnly<number>, options?: WaitForOptions): Promise<JobView<TArgs, TResult>>;
   waitFor<T extends JobTypeName = JobTypeName>(id: number, options?: WaitForOptions): Promise<TypedJobView<T>>;
-  waitFor<TArgs, TResult = unknown>(id: LooseOnly<number>, options?: WaitForOptions): Promise<JobView<TArgs, TResult>>;
   async waitFor<TArgs, TResult>(id: number, options: WaitForOptions = {}): Promise<JobView<TArgs, TResult>> {
     return (await this.waiters.wait(id, options)) as JobView<TArgs, TResult>;
   }

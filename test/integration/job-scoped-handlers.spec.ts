@@ -59,7 +59,7 @@ describeDialects('job-scoped handler providers', (db) => {
     seen.length = 0;
     const before = created.handler;
     const jobs = await Promise.all(Array.from({ length: 20 }, (_, n) => app.queue.enqueue({ type: 'scoped', args: { n } })));
-    for (const [n, job] of jobs.entries()) expect(await app.queue.waitFor(job.id, { timeoutMs: 20_000 })).toMatchObject({ state: 'done', result: 2 * n });
+    for (const job of jobs) expect(await app.queue.waitFor(job.id, { timeoutMs: 20_000 })).toMatchObject({ state: 'done', result: 2 * job.args.n });
     expect(seen).toHaveLength(20);
     for (const s of seen) expect(s).toMatchObject({ refId: s.jobId, auditRefId: s.jobId, sameContext: true });
     expect(new Set(seen.map((s) => s.instance)).size).toBe(20);

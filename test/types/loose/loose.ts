@@ -20,6 +20,13 @@ export async function looseFixtures(queue: JobQueueService, dynamicType: string)
   const args: unknown = job.args;
   void args;
   await queue.enqueue({ type: 'x' });
+  // As before typed payloads, the args type is inferred from what is passed.
+  const inferred = await queue.enqueue({ type: 'x', args: { n: 1 } });
+  const n1: number = inferred.args.n;
+  void n1;
+  // @ts-expect-error and checked: n is a number
+  const s1: string = inferred.args.n;
+  void s1;
   const typed = await queue.enqueue<{ n: number }, { m: string }>({ type: 'x', args: { n: 1 } });
   const n: number = typed.args.n;
   void n;
