@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { JobContext, JobHandler } from 'nestjs-sql-job-queue';
 
 export class GoodHandlers {
@@ -24,6 +25,19 @@ export class GoodHandlers {
   async batch(_args: undefined, ctx: JobContext): Promise<null> {
     void ctx.id; // the untyped JobContext is accepted too
     return null;
+  }
+}
+
+export class SchemaHandlers {
+  @JobHandler('fetch', { schema: z.object({ url: z.string().url() }) })
+  async fetch(args: { url: string }): Promise<{ html: string }> {
+    return { html: args.url };
+  }
+
+  // @ts-expect-error the schema's output does not match JobTypes.fetch.args
+  @JobHandler('fetch', { schema: z.object({ url: z.number() }) })
+  async wrongSchema(args: { url: string }): Promise<{ html: string }> {
+    return { html: args.url };
   }
 }
 
