@@ -7,14 +7,17 @@ import type { JobHandlerFn } from './job-handler.registry';
 
 /**
  * The handler of a request- or transient-scoped provider: each job gets its own DI sub-tree
- * (a fresh context id, as Nest builds one per HTTP request), whose "request" is the job, so
+ * (a context id per job, as Nest builds one per HTTP request), whose "request" is the job, so
  * `JOB_REF` and `REQUEST` resolve to it. Singleton handlers never come here.
  */
 export function scopedHandler(moduleRef: ModuleRef, wrapper: InstanceWrapper, method: string): JobHandlerFn {
   return async (args, ctx) => {
     const context = ctx as JobContext;
-    const contextId = ContextIdFactory.create();
-    moduleRef.registerRequestByContextId(new JobRequest({ id: context.id, type: context.type, args, context }), contextId);
+    const request = new JobRequest({ id: context.id, type: context.type, args, context });
+    // getByRequest, not create: an app-wide ContextIdStrategy (durable providers, e.g. per tenant
+    // from `request.job.context.group`) applies to jobs as it does to HTTP requests.
+    const contextId = ContextIdFactory.getByRequest(request);
+    moduleRef.registerRequestByContextId(request, contextId);
     const instance = await moduleRef.resolve<Record<string, (args: unknown, ctx: unknown) => unknown>>(wrapper.token as never, contextId, {
       strict: false,
     });
