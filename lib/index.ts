@@ -1,8 +1,21 @@
 export { JobQueueModule } from './job-queue.module';
 export { JobQueueService } from './job-queue.service';
-export { JobHandler, type JobHandlerOptions } from './handlers/job-handler.decorator';
+export { JobHandler, type JobHandlerDecorator, type JobHandlerOptions } from './handlers/job-handler.decorator';
+export type {
+  JobArgs,
+  JobResult,
+  JobTypeName,
+  JobTypes,
+  JobUpstream,
+  TypedEnqueueInput,
+  TypedGraphNode,
+  TypedJobView,
+} from './typing/job-types';
+export type { JobHandlerMethod } from './typing/handler-types';
+export { isStandardSchema, type StandardSchemaV1 } from './typing/standard-schema';
 export { DuplicateJobHandlerError, InvalidJobHandlerError } from './handlers/job-handler.errors';
 export { JobContext } from './handlers/job-context';
+export { JOB_REF, JobRefOutsideJobError, type JobRef } from './handlers/job-ref';
 export { Recurring, type RecurringArgs, type RecurringOptions } from './recurring/recurring.decorator';
 export type { Backfill, ScheduleInput } from './recurring/schedule-definition';
 export type { ScheduleView } from './recurring/schedule-view';

@@ -30,6 +30,9 @@ import { PauseService } from './pause/pause.service';
 import { PausedWork } from './pause/paused-work';
 import { RecurringExplorer } from './recurring/recurring.explorer';
 import { RecurringService } from './recurring/recurring.service';
+import { JobArgsValidator } from './validation/job-args.validator';
+import { JOB_REF, jobRefProvider } from './handlers/job-ref';
+import { AppTransactionGuard } from './enqueue/app-transaction.guard';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -69,8 +72,11 @@ import { RecurringService } from './recurring/recurring.service';
     JobQueueOrchestrator,
     RecurringExplorer,
     RecurringService,
+    JobArgsValidator,
+    jobRefProvider,
+    AppTransactionGuard,
   ],
-  exports: [JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
+  exports: [JOB_REF, JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
 })
 export class JobQueueModule extends ConfigurableJobQueueModule {
   static override forRoot(options: Dialect | typeof OPTIONS_TYPE): DynamicModule {

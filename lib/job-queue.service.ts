@@ -19,6 +19,7 @@ import { JobHandlerRegistry } from './handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from './job-queue.constants';
 import type { ResolvedJobQueueOptions } from './job-queue.options';
 import { type EnqueueInput, type EnqueueOptions, type GraphIds, type GraphNode, type JobView } from './job.types';
+import type { JobTypeName, LooseOnly, TypedEnqueueInput, TypedGraphNode, TypedJobView } from './typing/job-types';
 import { JobQueueConnection } from './database/job-queue.connection';
 import { JobWaiters, type WaitForOptions } from './waiters/job-waiters.service';
 import { JobAdminService } from './query/job-admin.service';
@@ -27,6 +28,8 @@ import type { PauseTarget } from './pause/pause-target';
 import { JobQueryService, type JobGraph } from './query/job-query.service';
 import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 import { RecurringService } from './recurring/recurring.service';
+import { JobArgsValidator } from './validation/job-args.validator';
+import { AppTransactionGuard } from './enqueue/app-transaction.guard';
 import type { ScheduleInput } from './recurring/schedule-definition';
 import type { ScheduleView } from './recurring/schedule-view';
 
@@ -47,6 +50,8 @@ export class JobQueueService {
     private readonly admin: JobAdminService,
     private readonly pauses: PauseService,
     private readonly recurring: RecurringService,
+    private readonly argsValidator: JobArgsValidator,
+    private readonly appTransaction: AppTransactionGuard,
   ) {
     this.db = connection.db;
   }
@@ -55,11 +60,13 @@ export class JobQueueService {
    * Enqueues one job and returns it. With `{ manager }` the insert joins that TypeORM
    * transaction. A `key` that already exists returns the existing job.
    */
-  async enqueue<TArgs = unknown, TResult = unknown>(
-    input: EnqueueInput<TArgs>,
-    options: EnqueueOptions = {},
-  ): Promise<JobView<TArgs, TResult>> {
+  /** Without a `JobTypes` declaration: the loose form of before (args type inferred or given). */
+  enqueue<TArgs, TResult = unknown>(input: LooseOnly<EnqueueInput<TArgs>>, options?: EnqueueOptions): Promise<JobView<TArgs, TResult>>;
+  /** With `JobTypes` declared: `type` must be declared and `args` match it. */
+  enqueue<T extends JobTypeName>(input: TypedEnqueueInput<T>, options?: EnqueueOptions): Promise<TypedJobView<T>>;
+  async enqueue<TArgs, TResult>(input: EnqueueInput<TArgs>, options: EnqueueOptions = {}): Promise<JobView<TArgs, TResult>> {
     const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false);
+    await this.argsValidator.assertValid([input], false);
     const executor = options.manager ? this.db.executorFor(options.manager) : this.db;
     if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null) {
       // The common case in one statement: insert, notify, return the row.
@@ -77,11 +84,12 @@ export class JobQueueService {
    * container node. Invalid graphs throw a `GraphValidationError` and write nothing.
    */
   async enqueueGraph<TRef extends string = string>(
-    nodes: ReadonlyArray<GraphNode & { ref: TRef }>,
+    nodes: ReadonlyArray<TypedGraphNode & { ref: TRef }>,
     options: EnqueueOptions = {},
   ): Promise<GraphIds<TRef>> {
     if (!Array.isArray(nodes)) throw new InvalidJobError('(graph)', 'an array of nodes', nodes);
-    const graph = this.prepare(nodes, true);
+    const graph = this.prepare(nodes as readonly GraphNode[], true);
+    await this.argsValidator.assertValid(nodes, true);
     const ids = nodes.length ? await this.write(graph, options) : [];
     const out = {} as GraphIds<TRef>;
     nodes.forEach((node, i) => (out[node.ref as TRef] = ids[i]));
@@ -89,7 +97,9 @@ export class JobQueueService {
   }
 
   /** The job, or null if no job has this id. */
-  async get<TArgs = unknown, TResult = unknown>(id: number): Promise<JobView<TArgs, TResult> | null> {
+  get<TArgs = unknown, TResult = unknown>(id: LooseOnly<number>): Promise<JobView<TArgs, TResult> | null>;
+  get<T extends JobTypeName = JobTypeName>(id: number): Promise<TypedJobView<T> | null>;
+  async get<TArgs, TResult>(id: number): Promise<JobView<TArgs, TResult> | null> {
     return (await this.read(id, this.db)) as JobView<TArgs, TResult> | null;
   }
 
@@ -136,7 +146,9 @@ export class JobQueueService {
    * `WaitForShutdownError` if the application closes first. All waiters of a process share one
    * watcher (JobWaiters): one poll per interval for all of them, notifications on PostgreSQL.
    */
-  async waitFor<TArgs = unknown, TResult = unknown>(id: number, options: WaitForOptions = {}): Promise<JobView<TArgs, TResult>> {
+  waitFor<TArgs = unknown, TResult = unknown>(id: LooseOnly<number>, options?: WaitForOptions): Promise<JobView<TArgs, TResult>>;
+  waitFor<T extends JobTypeName = JobTypeName>(id: number, options?: WaitForOptions): Promise<TypedJobView<T>>;
+  async waitFor<TArgs, TResult>(id: number, options: WaitForOptions = {}): Promise<JobView<TArgs, TResult>> {
     return (await this.waiters.wait(id, options)) as JobView<TArgs, TResult>;
   }
 
@@ -256,6 +268,7 @@ export class JobQueueService {
       // its commit, other dialects pick the jobs up at the next poll.
       return (await insert(this.db.executorFor(options.manager))).ids;
     }
+    await this.appTransaction.assertNoOpenAppTransaction();
     const { ids, readyCount } = await withKeyRaceRetry(() => this.db.transaction(insert));
     if (readyCount) this.events.wake();
     return ids;

@@ -5,6 +5,7 @@ import { JobQueueDashboardModule } from 'nestjs-sql-job-queue/dashboard';
 import { SampleConfigModule } from './config/sample-config.module';
 import { SAMPLE_CONFIG } from './config/sample-config.token';
 import type { SampleConfig } from './config/sample.config';
+import { DemoLoadHandlers } from './demo/demo-load.handlers';
 import { DemoRunPrinter } from './demo/demo-run.printer';
 import { DemoRunService } from './demo/demo-run.service';
 import { sampleDashboardAuth } from './dashboard/dashboard-auth';
@@ -42,6 +43,7 @@ import { ReportHandlers } from './reports/report.handlers';
     ReportHandlers,
     DigestHandlers,
     PipelineService,
+    DemoLoadHandlers,
     DemoRunPrinter,
     DemoRunService,
     // Registered here rather than in main.ts so that a test booting AppModule gets it too.

@@ -5,3 +5,5 @@ export * from './graph.errors';
 export * from './wait.errors';
 export * from './query.errors';
 export * from './schedule.errors';
+export * from './validation.errors';
+export * from './sqlite.errors';

@@ -1,4 +1,5 @@
 import { InvalidJobError } from '../errors';
+import type { JobUpstream } from '../typing/job-types';
 
 /** What a JobContext needs from the engine; kept narrow so the context is easy to fake in unit tests. */
 export interface JobContextIO {
@@ -23,9 +24,9 @@ export interface JobContextInit {
  * the process shuts down past its grace period: pass it to fetch() and database calls, or check
  * `signal.aborted` between steps. After an abort the result is not stored.
  */
-export class JobContext {
+export class JobContext<TType extends string = string> {
   readonly id: number;
-  readonly type: string;
+  readonly type: TType;
   /** 1 for the first attempt. */
   readonly attempt: number;
   readonly maxAttempts: number;
@@ -38,7 +39,7 @@ export class JobContext {
     private readonly io: JobContextIO,
   ) {
     this.id = init.id;
-    this.type = init.type;
+    this.type = init.type as TType;
     this.attempt = init.attempts;
     this.maxAttempts = init.maxAttempts;
     this.group = init.group;
@@ -64,8 +65,9 @@ export class JobContext {
   /**
    * Results of the jobs this one depends on, each once: keyed by the upstream's graph ref, or
    * by its id (as a string) when it was enqueued without one (e.g. a numeric `dependsOn`).
+   * Typed from `JobTypes[type].upstream` when declared, else by the type argument you pass.
    */
-  upstream<T extends Record<string, unknown> = Record<string, unknown>>(): Promise<T> {
+  upstream<T extends Record<string, unknown> = JobUpstream<TType>>(): Promise<T> {
     return this.io.upstream(this.id) as Promise<T>;
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { JobState, QueueStats } from 'nestjs-sql-job-queue';
 import type { AggregateResult, NotifyResult } from '../reports/report.types';
 import type { PipelineSnapshot } from './demo-run.types';
+import type { SlotShare } from './slot-shares';
 
 const STATES: JobState[] = ['waiting', 'ready', 'running', 'done', 'failed', 'cancelled'];
 
@@ -20,22 +21,33 @@ export class DemoRunPrinter {
 
   start(pipelines: PipelineSnapshot[], weights: Record<string, number>): void {
     const who = pipelines.map((p) => `${p.tenant} (${p.steps.length} steps, weight ${weights[p.tenant] ?? 1})`).join(' and ');
-    this.write(`\ndemo: report pipelines for ${who}\n`);
+    this.write(`\ndemo: report pipelines for ${who}, after a burst of short jobs for each\n`);
+    this.write(
+      'look at the "slots" column: fair share splits the 4 worker slots by weight while both tenants have jobs waiting (3 for acme to 1 for globex); ' +
+        'the summary measures it. Which pipeline finishes first also depends on its length and retries, not on weight alone.\n',
+    );
   }
 
-  /** `  1.5s | wait 6 ready 2 run 4 done 6 | acme 4/10 render 50% charts | globex 2/8 fetch:web` */
-  line(elapsedMs: number, pipelines: PipelineSnapshot[]): void {
+  /** `  1.5s | slots acme 3 globex 1 | wait 6 ready 2 run 4 done 6 | acme 4/10 render 50% charts | globex 2/8 fetch:web` */
+  line(elapsedMs: number, pipelines: PipelineSnapshot[], groups: QueueStats['groups'] = []): void {
     const steps = pipelines.flatMap((p) => p.steps);
     const counts = STATES.map((s) => [s, steps.filter((j) => stateOf(j.state) === s).length] as const)
       .filter(([s, n]) => n > 0 || s === 'running' || s === 'done')
       .map(([s, n]) => `${s} ${n}`)
       .join(' ');
     const tenants = pipelines.map((p) => `${p.tenant} ${tenantLine(p)}`).join(' | ');
-    this.write(`${seconds(elapsedMs).padStart(6)} | ${counts} | ${tenants}\n`);
+    // Slots each tenant holds right now, every job of its group counted (the demo load too).
+    const slots = pipelines.map((p) => `${p.tenant} ${groups.find((g) => g.group === p.tenant)?.running ?? 0}`).join(' ');
+    this.write(`${seconds(elapsedMs).padStart(6)} | slots ${slots} | ${counts} | ${tenants}\n`);
   }
 
-  summary(elapsedMs: number, pipelines: PipelineSnapshot[], stats: QueueStats, port: number): void {
+  summary(elapsedMs: number, pipelines: PipelineSnapshot[], stats: QueueStats, port: number, shares: SlotShare[] = []): void {
     this.write(`\ndemo finished in ${seconds(elapsedMs)}\n`);
+    if (shares.length) {
+      const measured = shares.map((s) => `${s.tenant} ${s.started} (${percent(s.share)})`).join(', ');
+      const expected = shares.map((s) => `${s.tenant} ${percent(s.expected)}`).join(', ');
+      this.write(`  fair share: jobs started while both tenants had work waiting: ${measured}; weights ${shares.map((s) => s.weight).join(':')} → ${expected}\n`);
+    }
     const start = Math.min(...pipelines.map((p) => p.report.createdAt.getTime()));
     for (const p of pipelines) {
       const byRef = new Map(p.steps.map((j) => [j.ref, j]));
@@ -80,6 +92,10 @@ function tenantLine(p: PipelineSnapshot): string {
 /** A leased job is about to run: count it as running, as a user would. */
 function stateOf(state: JobState): JobState {
   return state === 'leased' ? 'running' : state;
+}
+
+function percent(x: number): string {
+  return `${Math.round(x * 100)}%`;
 }
 
 function seconds(ms: number): string {

@@ -3,18 +3,22 @@ import { JobQueueService, TERMINAL_STATES, type JobView } from 'nestjs-sql-job-q
 import { SAMPLE_CONFIG } from '../config/sample-config.token';
 import { TENANT_WEIGHTS, type SampleConfig } from '../config/sample.config';
 import { PipelineService, type StartedPipeline } from '../reports/pipeline.service';
+import { DEMO_LOAD_TYPE } from './demo-load.handlers';
 import { DemoRunPrinter } from './demo-run.printer';
+import { slotShares } from './slot-shares';
 import type { PipelineSnapshot } from './demo-run.types';
 
 /**
- * Two tenants with weights 3 and 1; only acme asks the flaky billing source. Eight fetches for four
- * workers: while both have work ready, acme gets three slots to globex's one.
+ * Two tenants with weights 3 and 1; only acme asks the flaky billing source. Each tenant first gets
+ * LOAD_PER_TENANT short jobs, so both have more ready work than the four workers for a while:
+ * acme then gets three slots to globex's one, and the summary shows the measured shares.
  */
 const DEMO = [
   { tenant: 'acme', sources: ['crm', 'billing', 'support', 'web'] },
   { tenant: 'globex', sources: ['crm', 'support', 'web', 'ads'] },
 ];
 const REFRESH_MS = 500;
+const LOAD_PER_TENANT = 24;
 
 /**
  * The on-start demo: enqueues one report pipeline per demo tenant, then polls the jobs and prints
@@ -36,6 +40,11 @@ export class DemoRunService implements OnApplicationShutdown {
   /** Resolves when the demo pipelines have finished (or the app shuts down first). */
   async run(): Promise<PipelineSnapshot[]> {
     const started = Date.now();
+    const load = await Promise.all(
+      DEMO.map(({ tenant }) =>
+        this.queue.enqueueGraph(Array.from({ length: LOAD_PER_TENANT }, (_, n) => ({ ref: `load${n}`, type: DEMO_LOAD_TYPE, args: { n }, group: tenant }))),
+      ),
+    );
     const runs = await Promise.all(DEMO.map((d) => this.pipelines.start(d)));
     let snapshot = await this.snapshot(runs);
     this.printer.start(snapshot, TENANT_WEIGHTS);
@@ -47,9 +56,13 @@ export class DemoRunService implements OnApplicationShutdown {
       });
       if (this.stopped) break;
       snapshot = await this.snapshot(runs);
-      this.printer.line(Date.now() - started, snapshot);
+      this.printer.line(Date.now() - started, snapshot, (await this.queue.stats()).groups);
     }
-    if (!this.stopped) this.printer.summary(Date.now() - started, snapshot, await this.queue.stats(), this.config.port);
+    if (!this.stopped) {
+      const loadJobs = await this.jobs(load.flatMap((ids) => Object.values(ids)));
+      const shares = slotShares(loadJobs, [...loadJobs, ...snapshot.flatMap((p) => p.steps)], TENANT_WEIGHTS);
+      this.printer.summary(Date.now() - started, snapshot, await this.queue.stats(), this.config.port, shares);
+    }
     return snapshot;
   }
 
@@ -57,6 +70,10 @@ export class DemoRunService implements OnApplicationShutdown {
     this.stopped = true;
     clearTimeout(this.timer);
     this.wake?.(); // let run() return instead of hanging on a cleared timer
+  }
+
+  private async jobs(ids: number[]): Promise<JobView[]> {
+    return (await Promise.all(ids.map((id) => this.queue.get(id)))).filter((j): j is JobView => j !== null);
   }
 
   private async snapshot(runs: StartedPipeline[]): Promise<PipelineSnapshot[]> {

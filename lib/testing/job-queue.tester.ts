@@ -1,0 +1,118 @@
+import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { JobQueueDatabase } from '../database/job-queue.database';
+import { JobQueueEvents } from '../events/job-queue.events';
+import { JobContext } from '../handlers/job-context';
+import { JobHandlerRegistry } from '../handlers/job-handler.registry';
+import { JobQueueService } from '../job-queue.service';
+import type { JobArgs, JobResult, JobTypeName } from '../typing/job-types';
+import { countByState, readOpenWork, runDelayedNow, type OpenWork } from './drain.sql';
+import { DrainStuckError, DrainTimeoutError, TestingHandlerNotFoundError, type StuckWork } from './testing.errors';
+
+export interface DrainOptions {
+  /** Give up with `DrainTimeoutError` after this long. Default 10 s. */
+  timeoutMs?: number;
+  /** Run delayed jobs (`runAfter`, retry backoff) now instead of waiting for them. Default true. */
+  runDelayed?: boolean;
+}
+
+export interface RunOptions {
+  /** What `ctx.upstream()` returns. Default `{}`. */
+  upstream?: Record<string, unknown>;
+  /** `ctx.attempt`. Default 1. */
+  attempt?: number;
+  /** Aborts `ctx.signal`, to test how the handler reacts to cancel or timeout. */
+  signal?: AbortSignal;
+}
+
+/** What `run()` saw besides the result. */
+export interface RunRecord {
+  progress: Array<{ percent: number; stage: string | null }>;
+}
+
+/**
+ * Runs the queue to completion inside a test. `drain()` lets the module's own worker (the real
+ * claim, dispatch and finalize) run every runnable job, including dependents that become ready
+ * and retries, until nothing is ready or running; `run()` calls one handler directly.
+ */
+@Injectable()
+export class JobQueueTester {
+  /** Progress reported by the handler during the last `run()`. */
+  readonly lastRun: RunRecord = { progress: [] };
+
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    private readonly queue: JobQueueService,
+    private readonly db: JobQueueDatabase,
+  ) {}
+
+  private get registry(): JobHandlerRegistry {
+    return this.moduleRef.get(JobHandlerRegistry, { strict: false });
+  }
+
+  /**
+   * Waits until no job is ready (or delayed, with `runDelayed`), leased or running. Resolves with
+   * the count of jobs per state. Throws `DrainStuckError` at once when what is left can never run
+   * here (a type without a handler, a paused type or group), and `DrainTimeoutError` after `timeoutMs`.
+   */
+  async drain(options: DrainOptions = {}): Promise<Record<string, number>> {
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    const deadline = Date.now() + timeoutMs;
+    const events = this.moduleRef.get(JobQueueEvents, { strict: false });
+    for (;;) {
+      if (options.runDelayed ?? true) await runDelayedNow(this.db);
+      const open = await readOpenWork(this.db);
+      if (!open.length) return countByState(this.db);
+      const explained = await this.explain(open);
+      if (explained.every((w) => w.blocked)) throw new DrainStuckError(explained);
+      if (Date.now() > deadline) throw new DrainTimeoutError(timeoutMs, explained);
+      events.wake();
+      await sleep(5);
+    }
+  }
+
+  /** Makes delayed jobs (runAfter in the future, retry backoff) claimable now; returns how many. */
+  runDelayedNow(): Promise<number> {
+    return runDelayedNow(this.db);
+  }
+
+  /**
+   * Calls the `@JobHandler` of `type` once with `args` and a real `JobContext` (its signal,
+   * progress and upstream work; nothing is written to the queue) and returns its result.
+   * A handler's schema applies as in a worker.
+   */
+  async run<T extends JobTypeName>(type: T, args?: JobArgs<T>, options: RunOptions = {}): Promise<JobResult<T>> {
+    const handler = this.registry.get(type);
+    if (!handler) throw new TestingHandlerNotFoundError(type, this.registry.types());
+    this.lastRun.progress = [];
+    const aborter = new AbortController();
+    if (options.signal) options.signal.addEventListener('abort', () => aborter.abort(options.signal!.reason), { once: true });
+    const attempt = options.attempt ?? 1;
+    const ctx = new JobContext(
+      { id: 0, type, attempts: attempt, maxAttempts: Math.max(attempt, handler.options.maxAttempts ?? 1), group: 'default', parentId: null },
+      aborter,
+      {
+        progress: async (_id, percent, stage) => void this.lastRun.progress.push({ percent, stage }),
+        upstream: async () => options.upstream ?? {},
+      },
+    );
+    return (await handler.handle(args, ctx)) as JobResult<T>;
+  }
+
+  private async explain(open: readonly OpenWork[]): Promise<Array<StuckWork & { blocked: boolean }>> {
+    const paused = await this.queue.listPaused();
+    return open.map((w) => {
+      let reason = w.state === 'ready' ? 'waiting for a free slot' : `${w.state} (a handler is still working)`;
+      let blocked = false;
+      if (w.state === 'ready' && !this.registry.get(w.type)) {
+        blocked = true;
+        reason = `no @JobHandler('${w.type}') in this testing module; add its provider to the module's providers`;
+      } else if (w.state === 'ready' && paused.some((p) => p.type === w.type || p.group === w.group)) {
+        blocked = true;
+        reason = 'paused (queue.resume() it)';
+      }
+      return { ...w, reason, blocked };
+    });
+  }
+}

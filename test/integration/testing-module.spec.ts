@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService } from '../../lib';
+import {
+  DrainStuckError,
+  DrainTimeoutError,
+  JobQueueTester,
+  JobQueueTestingModule,
+  TestingHandlerNotFoundError,
+} from '../../lib/testing';
+import type { DataSource } from 'typeorm';
+
+let release: () => void = () => undefined;
+
+@Injectable()
+class Handlers {
+  @JobHandler('step')
+  async step(args: { n: number }): Promise<number> {
+    return args.n * 2;
+  }
+
+  @JobHandler('hang')
+  async hang(): Promise<void> {
+    await new Promise<void>((resolve) => (release = resolve));
+  }
+
+  @JobHandler('strict', { schema: z.object({ n: z.number() }) })
+  async strict(args: { n: number }): Promise<number> {
+    return args.n;
+  }
+}
+
+async function boot(options = {}): Promise<{ moduleRef: TestingModule; queue: JobQueueService; tester: JobQueueTester; file: string }> {
+  const moduleRef = await Test.createTestingModule({ imports: [JobQueueTestingModule.forRoot(options)], providers: [Handlers] }).compile();
+  await moduleRef.init();
+  const file = String(moduleRef.get<DataSource>(JOB_QUEUE_DATA_SOURCE).options.database);
+  return { moduleRef, queue: moduleRef.get(JobQueueService), tester: moduleRef.get(JobQueueTester), file };
+}
+
+describe('[sqlite] JobQueueTestingModule', () => {
+  it('drains a deep chain and a wide fan-out, delayed jobs included, then removes its file on close', async () => {
+    const { moduleRef, queue, tester, file } = await boot();
+    expect(existsSync(file)).toBe(true);
+    const chain = Array.from({ length: 30 }, (_, i) => ({
+      ref: `c${i}`,
+      type: 'step',
+      args: { n: i },
+      ...(i ? { dependsOn: [`c${i - 1}`] } : {}),
+    }));
+    const fan = Array.from({ length: 500 }, (_, i) => ({ ref: `f${i}`, type: 'step', args: { n: i }, dependsOn: ['c0'] }));
+    const ids = await queue.enqueueGraph([...chain, ...fan]);
+    const later = await queue.enqueue({ type: 'step', args: { n: 21 }, runAfter: new Date(Date.now() + 3_600_000) });
+    const started = Date.now();
+    const counts = await tester.drain({ timeoutMs: 60_000 });
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(counts).toEqual({ done: 531 });
+    expect(await queue.get(ids.c29)).toMatchObject({ state: 'done', result: 58 });
+    expect(await queue.get(later.id)).toMatchObject({ state: 'done', result: 42 });
+    await moduleRef.close();
+    expect(existsSync(dirname(file))).toBe(false);
+  });
+
+  it('leaves delayed jobs alone with runDelayed: false', async () => {
+    const { moduleRef, queue, tester } = await boot();
+    try {
+      const later = await queue.enqueue({ type: 'step', args: { n: 1 }, runAfter: new Date(Date.now() + 3_600_000) });
+      expect(await tester.drain({ runDelayed: false })).toEqual({ ready: 1 });
+      expect(await tester.runDelayedNow()).toBe(1);
+      await tester.drain({ runDelayed: false });
+      expect((await queue.get(later.id))!.state).toBe('done');
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it('explains work that can never run here at once, and work that does not settle after the timeout', async () => {
+    const { moduleRef, queue, tester } = await boot({ externalTypes: ['elsewhere'] });
+    try {
+      await queue.enqueue({ type: 'elsewhere' });
+      const stuck = await tester.drain().catch((e) => e);
+      expect(stuck).toBeInstanceOf(DrainStuckError);
+      expect(stuck.message).toMatch(/1 ready 'elsewhere' job \(group 'default', first id \d+\): no @JobHandler\('elsewhere'\)/);
+      await queue.cancelMany({ type: 'elsewhere' });
+
+      await queue.pause({ group: 'acme' });
+      await queue.enqueue({ type: 'step', args: { n: 1 }, group: 'acme' });
+      await expect(tester.drain()).rejects.toThrow(/paused \(queue\.resume\(\) it\)/);
+      await queue.resume({ group: 'acme' });
+      await tester.drain();
+
+      await queue.enqueue({ type: 'hang' });
+      const timedOut = await tester.drain({ timeoutMs: 300 }).catch((e) => e);
+      expect(timedOut).toBeInstanceOf(DrainTimeoutError);
+      expect(timedOut.message).toMatch(/did not settle within 300 ms; still open: 1 running 'hang' job/);
+      release();
+      await tester.drain();
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it('run() calls a handler with its schema, and names a missing one', async () => {
+    const { moduleRef, tester } = await boot();
+    try {
+      expect(await tester.run('step', { n: 4 })).toBe(8);
+      await expect(tester.run('strict', { n: 'x' } as never)).rejects.toThrow(JobArgsInvalidError.name);
+      const missing = (await tester.run('nope').catch((e) => e)) as TestingHandlerNotFoundError;
+      expect(missing).toBeInstanceOf(TestingHandlerNotFoundError);
+      expect(missing.message).toMatch(/registered: 'step', 'hang', 'strict'/);
+    } finally {
+      await moduleRef.close();
+    }
+  });
+});
