@@ -1,5 +1,15 @@
 import type { Row, SqlExecutor } from '../database/sql-executor';
-import { findIdsStatement, findPageStatement, needsWindow, SCAN_WINDOW, windowExtentStatement, type PageRange } from './find-jobs.sql';
+import {
+  argsProbeSize,
+  argsProbeStatement,
+  findIdsStatement,
+  findPageStatement,
+  needsWindow,
+  SCAN_WINDOW,
+  usesArgsProbe,
+  windowExtentStatement,
+  type PageRange,
+} from './find-jobs.sql';
 import type { NormalizedFilter } from './job-filter';
 
 export interface RawPage {
@@ -24,6 +34,14 @@ export async function readPage(db: SqlExecutor, f: NormalizedFilter, beforeId: n
     if (!n) return { rows: [], nextBefore: null };
     range = { lo: Number(extent.lo), hi: Number(extent.hi) };
     windowFull = n >= SCAN_WINDOW;
+  } else if (usesArgsProbe(db.dialect, f)) {
+    const size = argsProbeSize(limit);
+    const { rows: [probe] } = await db.run(argsProbeStatement(db.dialect, f, beforeId, size));
+    const probed = Number(probe?.n ?? 0);
+    if (!probed) return { rows: [], nextBefore: null };
+    // Dense (a full page among the probed rows) or nothing below them: the page lies in that range.
+    if (Number(probe.hits) > limit || probed < size) range = { lo: Number(probe.lo), hi: beforeId === null ? Number.MAX_SAFE_INTEGER : beforeId - 1 };
+    else range = { beforeId, sparse: true };
   }
   const { rows } = await db.run(statement(db.dialect, f, range, limit));
   if (rows.length > limit) return { rows: rows.slice(0, limit), nextBefore: Number(rows[limit - 1].id) };

@@ -1,7 +1,8 @@
 import { InvalidCursorError, InvalidQueryError, jobQueueMigrations, type JobFilter, type JobQueueService } from '../../lib';
-import { sql } from '../../lib/database/sql';
+import { sql, type Sql } from '../../lib/database/sql';
 import { findPageStatement, SCAN_WINDOW } from '../../lib/query/find-jobs.sql';
 import { normalizeFilter } from '../../lib/query/job-filter';
+import { readPage } from '../../lib/query/read-page';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -227,14 +228,20 @@ describeDialects('find: every filter, keyset pages, typed errors', (db) => {
     const { ids, pages } = await all(app.queue, { errorContains: marker, type: 'b' }, 50);
     expect(ids).toEqual([...needles].sort((a, b) => b - a));
     expect(pages).toBeGreaterThanOrEqual(2);
+    // argsContains: a value rare among the newest rows (PostgreSQL reads it through the GIN index) and
+    // one every row has (read within the probed range), both paged to the end.
     const argsPaged = await all(app.queue, { argsContains: { w: 3 }, type: 'b' }, 50);
     expect(argsPaged.ids).toHaveLength(1);
+    const everyB = await all(app.queue, { type: 'b' }, 500);
+    const everyBByArgs = await all(app.queue, { argsContains: {}, type: 'b' }, 500);
+    expect(everyBByArgs.ids).toEqual(everyB.ids);
   });
 });
 
 describeDialects(
   'find on PostgreSQL: partial find indexes, and in-flight rows through jobs_in_flight_idx',
   (db) => {
+
     it('an existing table upgrades in place (version 11 with rows → 12), and find() plans use the indexes', async () => {
       const app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
       try {
@@ -275,6 +282,45 @@ describeDialects(
         await app.close();
       }
     });
+    // After the upgrade spec, which counts its own 200 rows.
+    it('argsContains reads a rare value through the GIN index and a common one near the top, not the whole table (200,000 rows)', async () => {
+      const app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
+      try {
+        const ROWS = 200_000;
+        await app.rows(
+          `INSERT INTO jobs (type, args, state, group_key, finished_at) SELECT 't', '{"tenant":"t' || (g % 1000) || '","n":' || g || ',"all":1}', 'done', 'g' || (g % 10), now() FROM generate_series(1, ${ROWS}) g`,
+        );
+        await app.rows(`VACUUM ANALYZE jobs`);
+        // Every statement find() runs, then each one's EXPLAIN (ANALYZE, BUFFERS): pages read, whatever the machine's speed.
+        const pagesRead = async (filter: JobFilter, limit: number) => {
+          const statements: { text: string; params: unknown[] }[] = [];
+          const recorder = { dialect: app.db.dialect, run: (s: Sql) => (statements.push(s.render('postgres')), app.db.run(s)) };
+          const page = await readPage(recorder, normalizeFilter(filter), null, limit);
+          let buffers = 0;
+          for (const { text, params } of statements) {
+            const [row] = await app.dataSource.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, params);
+            const plan = row['QUERY PLAN'][0].Plan;
+            buffers += plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
+          }
+          return { rows: page.rows.length, buffers, statements: statements.length };
+        };
+        const heapPages = Number((await app.rows(`SELECT relpages FROM pg_class WHERE relname = 'jobs'`))[0].relpages);
+        // One job in 200,000: the walk newest first read every page; the GIN finds it at once.
+        const rare = await pagesRead({ argsContains: { n: 12_345 } }, 50);
+        expect(rare.rows).toBe(1);
+        expect(rare.buffers).toBeLessThan(heapPages / 20);
+        // One in 1,000 (a tenant): 200 matches, each on its own page at most.
+        const tenant = await pagesRead({ argsContains: { tenant: 't42' }, group: 'g2' }, 50);
+        expect(tenant.rows).toBe(50);
+        expect(tenant.buffers).toBeLessThan(heapPages / 5);
+        // Every row: the page comes from the newest rows the probe read.
+        const common = await pagesRead({ argsContains: { all: 1 } }, 50);
+        expect(common.rows).toBe(50);
+        expect(common.buffers).toBeLessThan(heapPages / 20);
+      } finally {
+        await app.close();
+      }
+    }, 120_000);
   },
   ['postgres'],
 );
