@@ -17,6 +17,7 @@ import type { Dialect, JobQueueModuleOptions } from './job-queue.options';
 import { JobQueueService } from './job-queue.service';
 import { JobQueueEvents } from './events/job-queue.events';
 import { FinalizeService } from './finalize/finalize.service';
+import { SlicedPromotions } from './finalize/sliced-promotions';
 import { PgNotifyListener } from './notify/pg-notify.listener';
 import { SettledNotifier } from './notify/settled.notifier';
 import { JobQueueOrchestrator } from './scheduler/job-queue.orchestrator';
@@ -64,6 +65,7 @@ import { AppTransactionGuard } from './enqueue/app-transaction.guard';
     PausedWork,
     JobQueueEvents,
     FinalizeService,
+    SlicedPromotions,
     SchedulerService,
     SweepsService,
     PgNotifyListener,

@@ -1,6 +1,7 @@
 import { chunked, sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
+import { jobsWithManyDependents, openPromotionCursors } from './promotion-slices.sql';
 import { toSettled, type CascadeResult, type SettledJob } from './settled-job';
 
 /**
@@ -16,13 +17,15 @@ import { toSettled, type CascadeResult, type SettledJob } from './settled-job';
 export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<CascadeResult> {
   const all: SettledJob[] = [];
   let promoted = 0;
+  let sliced = 0;
   let frontier = initial;
   while (frontier.length) {
     const next: SettledJob[] = [];
     const done = frontier.filter((s) => s.outcome === 'done').map((s) => s.id);
     if (done.length) {
       const p = await promoteDependents(tx, done);
-      promoted = promoted < 0 || p < 0 ? -1 : promoted + p;
+      promoted = promoted < 0 || p.promoted < 0 ? -1 : promoted + p.promoted;
+      sliced += p.sliced;
     }
     const byCause = new Map<number, number[]>();
     for (const s of frontier) {
@@ -37,19 +40,33 @@ export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<C
     append(all, frontier);
     frontier = next;
   }
-  return { settled: all, promoted };
+  return { settled: all, promoted, sliced };
 }
 
 /**
  * Counts down the dependents of `doneIds` and readies those with nothing left to wait for, one
  * set-based statement per slice of finished jobs: a job with 100,000 dependents binds one
  * parameter, not 100,000, and its dependents never travel through this process (MySQL: see
- * promoteDependentsMysql).
+ * promoteDependentsMysql). On SQLite a job with more dependents than one slice only gets a
+ * promotion cursor here; SlicedPromotions counts its dependents down after the commit, a
+ * transaction per slice (`sliced` says how many cursors were opened).
  */
-async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<number> {
+async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ promoted: number; sliced: number }> {
   let promoted = 0;
+  let sliced = 0;
   const now = tx.dialect.now();
-  for (const chunk of chunked(doneIds)) {
+  for (const all of chunked(doneIds)) {
+    let chunk = all;
+    if (tx.dialect.name === 'sqlite') {
+      const many = await jobsWithManyDependents(tx, all);
+      if (many.length) {
+        await openPromotionCursors(tx, many);
+        sliced += many.length;
+        const deferred = new Set(many);
+        chunk = all.filter((id) => !deferred.has(id));
+        if (!chunk.length) continue;
+      }
+    }
     const counts = sql`SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id IN (${sql.list(chunk)}) GROUP BY job_id`;
     if (tx.dialect.name === 'mysql') {
       const p = await promoteDependentsMysql(tx, counts);
@@ -65,7 +82,7 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<nu
       RETURNING jobs.state`);
     for (const r of rows) if (r.state === 'ready') promoted++;
   }
-  return promoted;
+  return { promoted, sliced };
 }
 
 /**

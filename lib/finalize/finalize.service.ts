@@ -12,6 +12,7 @@ import type { SettledJob } from './settled-job';
 import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
 import { failureForRefused, quoteDbError } from './refusal';
+import { SlicedPromotions } from './sliced-promotions';
 import { takeBatch } from './take-batch';
 import { ownedBy } from '../lease/lease-guard.sql';
 import { retryDelayMs } from '../scheduler/retry-backoff';
@@ -29,7 +30,7 @@ interface Pending {
 interface WriteOutcome {
   done: SettledJob[];
   failed: { retried: number[]; failed: SettledJob[] };
-  result: { settled: SettledJob[]; promoted: number };
+  result: { settled: SettledJob[]; promoted: number; sliced?: number };
 }
 
 const MAX_BATCH = 500;
@@ -65,6 +66,7 @@ export class FinalizeService {
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly db: JobQueueDatabase,
     private readonly events: JobQueueEvents,
+    private readonly promotions: SlicedPromotions,
   ) {}
 
   /**
@@ -185,6 +187,7 @@ export class FinalizeService {
     this.writing = Math.max(0, this.writing - items.length);
     this.events.settled(outcome.result.settled);
     if (outcome.result.promoted !== 0) this.events.wake();
+    if (outcome.result.sliced) void this.promotions.resume(); // SQLite: the rest of a huge promotion, a slice per transaction
     for (const p of items) p.resolve(status.get(idOf(p)) ?? 'lost');
   }
 

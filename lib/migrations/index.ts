@@ -30,6 +30,7 @@ import { JobQueueNextGroupsProcedureMysql1766500000001 } from './mysql/176650000
 import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
 import { JobQueueReadyGroupsPlpgsqlPostgres1766500000001 } from './postgres/1766500000001-job-queue-ready-groups-plpgsql';
 import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
+import { JobQueuePromotionCursorSqlite1767200000001 } from './sqlite/1767200000001-job-queue-promotion-cursor';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueQueryIndexesSqlite1765100000001,
     JobQueuePausedSqlite1765100000002,
     JobQueueSchedulesSqlite1765500000001,
+    JobQueuePromotionCursorSqlite1767200000001,
   ],
 };
 

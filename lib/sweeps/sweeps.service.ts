@@ -7,6 +7,7 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { notifyInTransaction } from '../notify/notify.sql';
 import { writeIsolatingFailures } from '../finalize/isolate-failures';
+import { SlicedPromotions } from '../finalize/sliced-promotions';
 import { expiredLeaseIds, reclaimExpiredLeases } from './reclaim.sql';
 import { removeFinishedJobs } from './retention.sql';
 import type { SweepResult, SweepScope } from './sweep-result';
@@ -31,9 +32,12 @@ export class SweepsService {
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly db: JobQueueDatabase,
     private readonly events: JobQueueEvents,
+    private readonly promotions: SlicedPromotions,
   ) {}
 
   reclaim(): Promise<number> {
+    // SQLite: promotions a crashed (or shut down) process left half done go on from their cursor.
+    void this.track(this.promotions.resume());
     return this.track(
       this.sweep(
         'reclaim',
@@ -53,8 +57,12 @@ export class SweepsService {
     );
   }
 
-  /** Resolves when no sweep is running: shutdown waits for this before closing the DataSource. */
+  /**
+   * Shutdown: resolves when no sweep is running, before the DataSource closes. A sliced
+   * promotion stops after its current slice; its cursor keeps the rest for the next process.
+   */
   async idle(): Promise<void> {
+    await this.promotions.close();
     await Promise.allSettled([...this.running]);
   }
 

@@ -1,0 +1,58 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { JobQueueDatabase } from '../database/job-queue.database';
+import { JobQueueEvents } from '../events/job-queue.events';
+import { promoteNextSlice } from './promotion-slices.sql';
+
+/**
+ * SQLite: runs the promotions a finalize left to cursors (a done job with more dependents than
+ * one slice, lib/finalize/promotion-slices.sql.ts), one slice per transaction, yielding between
+ * slices so other transactions (this process's claims and finalizes, other processes' BEGIN
+ * IMMEDIATE) take the write lock in between. Woken right after such a finalize commits, and by
+ * every reclaim sweep, which finishes what a crashed process left. Any process may run any
+ * cursor: each slice reads its cursor inside its own transaction.
+ */
+@Injectable()
+export class SlicedPromotions {
+  private readonly logger = new Logger('JobQueue');
+  private running: Promise<void> | undefined;
+  private again = false;
+  private closed = false;
+
+  constructor(
+    private readonly db: JobQueueDatabase,
+    private readonly events: JobQueueEvents,
+  ) {}
+
+  /** Starts working through the open cursors unless already doing so; resolves when none is left. */
+  resume(): Promise<void> {
+    if (this.db.dialect.name !== 'sqlite' || this.closed) return Promise.resolve();
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.loop().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** Shutdown: finishes the slice in flight and leaves the rest to the cursor (another process, or the next start). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        for (;;) {
+          const slice = await this.db.transaction((tx) => promoteNextSlice(tx));
+          if (slice.promoted) this.events.wake();
+          if (!slice.found || this.closed) break;
+          await new Promise((resolve) => setImmediate(resolve)); // the write lock is free in between
+        }
+      } while (this.again && !this.closed);
+    } catch (err) {
+      this.logger.warn(`sliced promotion failed (${(err as Error).message}); the next reclaim sweep resumes it`);
+    }
+  }
+}
