@@ -18,6 +18,8 @@ export interface PreparedGraph {
   jobs: NormalizedJob[];
   /** Keep graph refs in the `ref` column (false for single `enqueue`). */
   storeRefs: boolean;
+  /** Tracing only: a carrier per node, in input order (see lib/instrumentation). */
+  carriers?: ReadonlyArray<string | null>;
 }
 
 export interface InsertedGraph {
@@ -69,6 +71,7 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
   if (reserved) fresh.forEach((i, k) => (ids[i] = reserved[k]));
 
   let readyCount = 0;
+  const carriers = graph.carriers;
   const rows: InsertableJob[] = fresh.map((i) => {
     const node = planned[i];
     const openDeps =
@@ -95,6 +98,7 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
       isContainer: node.isContainer,
       pendingDeps: openDeps,
       pendingChildren: node.childCount,
+      traceContext: carriers ? carriers[i] : null,
     };
   });
 

@@ -13,6 +13,7 @@ import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
 import { failureForRefused, quoteDbError } from './refusal';
 import { takeBatch } from './take-batch';
+import { writeAttemptCarriers } from '../instrumentation/trace-context.sql';
 import { ownedBy } from '../lease/lease-guard.sql';
 import { retryDelayMs } from '../scheduler/retry-backoff';
 
@@ -23,6 +24,8 @@ interface Pending {
   failure?: FailedAttempt;
   /** The attempt a completion ends (for the backoff if the database refuses its result). */
   attempt?: number;
+  /** Tracing only: the completed attempt's carrier, for its dependents to link to. */
+  carrier?: string | null;
   resolve(result: FinalizeResult): void;
 }
 
@@ -77,8 +80,8 @@ export class FinalizeService {
   }
 
   /** `attempt` (1-based) sets the backoff should the database refuse the result. */
-  complete(id: number, resultJson: string, parentId: number | null, attempt = 1): Promise<FinalizeResult> {
-    return this.enqueue({ completion: { id, resultJson, parentId }, attempt });
+  complete(id: number, resultJson: string, parentId: number | null, attempt = 1, carrier?: string | null): Promise<FinalizeResult> {
+    return this.enqueue({ completion: { id, resultJson, parentId }, attempt, carrier });
   }
 
   fail(attempt: FailedAttempt): Promise<FinalizeResult> {
@@ -200,6 +203,7 @@ export class FinalizeService {
       onWritten: (items: Pending[], outcome: WriteOutcome) => this.settle(items, outcome),
     };
     this.splitLogged = false;
+    await this.writeCarriers(batch);
     const first = await writeIsolatingFailures(batch, writer);
     for (const { items, error } of first.abandoned) this.abandon(items, error);
     if (!first.refused.length) return;
@@ -219,6 +223,19 @@ export class FinalizeService {
       );
       this.lose([item]);
     }
+  }
+
+  /**
+   * Tracing only: the completed attempts' carriers, one statement per batch, before the batch's
+   * complete (which may promote dependents that link to them). A failure costs links, not results.
+   */
+  private async writeCarriers(batch: Pending[]): Promise<void> {
+    let items: Array<{ id: number; carrier: string }> | undefined;
+    for (const p of batch) if (p.carrier && p.completion) (items ??= []).push({ id: p.completion.id, carrier: p.carrier });
+    if (!items) return;
+    await writeAttemptCarriers(this.db, this.options.workerId, items).catch((err: Error) =>
+      this.logger.warn(`could not store the trace contexts of ${items.length} completed job(s) (${err.message}); their dependents' spans will not link to them`),
+    );
   }
 
   private abandon(items: Pending[], err: unknown): void {
