@@ -223,7 +223,7 @@ describeDialects('OpenTelemetry tracing', (db) => {
 
   it('a job enqueued here and run by another worker process links to this process\'s producer span', async () => {
     const producer = await startApp(db, { worker: false, externalTypes: ['remote'] });
-    const worker = new WorkerProcess('tracing.worker', db.options({ pollIntervalMs: 50 }));
+    const worker = new WorkerProcess('tracing.worker', { ...db.options({ pollIntervalMs: 50 }) });
     try {
       await worker.waitFor('ready');
       const ids = await producer.queue.enqueueGraph([

@@ -1,3 +1,4 @@
+import type { DynamicModule } from '@nestjs/common';
 import type { JobQueueModuleOptions } from 'nestjs-sql-job-queue';
 import { ChildWorker } from '../child-worker';
 import type { BenchDatabase, Probe } from '../databases';
@@ -14,6 +15,18 @@ export interface OurSubjectOptions {
   processes?: number;
   /** Single-job enqueues go through the worker's own app (an in-process wake) instead of a separate enqueue-only app. */
   enqueueViaWorker?: boolean;
+  /**
+   * Tracing on, in this process only (processes 0): JobQueueTracingModule in both apps and a real
+   * SDK (see tracing-sdk.ts) installed for the run. Loaded only when asked, so the plain runs
+   * never import @opentelemetry.
+   */
+  tracing?: boolean;
+}
+
+async function loadTracing(): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
+  const [{ JobQueueTracingModule }, { installBenchTracing }] = await Promise.all([import('nestjs-sql-job-queue/tracing'), import('./tracing-sdk')]);
+  const sdk = installBenchTracing();
+  return { modules: [JobQueueTracingModule.forRoot()], uninstall: () => sdk.uninstall() };
 }
 
 /**
@@ -26,6 +39,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
     let worker: OurApp | undefined;
     let children: ChildWorker[] = [];
     let probe: Probe | undefined;
+    let tracing: { modules: DynamicModule[]; uninstall(): Promise<void> } | undefined;
     let rows: OurRows | undefined;
     let lo = Infinity;
     let hi = -Infinity;
@@ -35,7 +49,8 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
     return {
       label: o.label,
       async prepare() {
-        enqueuer = await bootEnqueuer(db.dialect, db.location); // runs the migrations
+        if (o.tracing) tracing = await loadTracing();
+        enqueuer = await bootEnqueuer(db.dialect, db.location, tracing?.modules); // runs the migrations
         probe = await db.probe();
         rows = new OurRows(probe, db.dialect);
       },
@@ -53,7 +68,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
       async startWorker() {
         const processes = o.processes ?? 0;
         if (processes === 0) {
-          worker = await bootOurs(moduleOptions(), true);
+          worker = await bootOurs(moduleOptions(), true, tracing?.modules);
           return;
         }
         children = (await Promise.all(Array.from({ length: processes }, () => ChildWorker.start('our-worker', { module: moduleOptions() })))).map(
@@ -72,6 +87,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
         await Promise.all(children.map((c) => c.stop()));
         await worker?.close();
         await enqueuer?.close();
+        await tracing?.uninstall();
       },
     };
   };

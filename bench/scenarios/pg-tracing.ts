@@ -1,0 +1,49 @@
+/**
+ * pg-tracing — what OpenTelemetry tracing costs (issue 12). pg-throughput's measurement (N no-op
+ * jobs enqueued in chunks of 1,000 with no worker, then one in-process worker at concurrency 10
+ * drains them), for ours plain and ours with `JobQueueTracingModule.forRoot()` and a real SDK
+ * (BasicTracerProvider, BatchSpanProcessor at its defaults, an exporter that drops the spans,
+ * async-hooks context manager, W3C propagator), at defaults and with prefetch 500, interleaved
+ * within each round. Traced runs write a producer span and a carrier per job, read the carriers
+ * per claimed batch, and write the attempts' carriers per finalize batch.
+ */
+import { FailureLog } from '../lib/correctness';
+import { ourSubject } from '../lib/ours/subject';
+import type { ScenarioReport } from '../lib/report';
+import { standardSizes, type BenchContext, type Scenario } from '../lib/scenario';
+import { throughputTable, type SystemSpec } from '../lib/sets';
+
+const SYSTEMS: SystemSpec[] = [
+  { key: 'ours', label: 'ours (defaults)', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue' }) },
+  { key: 'traced', label: 'ours + tracing', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue traced', tracing: true }) },
+  { key: 'ours-fast', label: 'ours (prefetch 500)', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue', worker: { prefetch: 500 } }) },
+  {
+    key: 'traced-fast',
+    label: 'ours (prefetch 500) + tracing',
+    dialect: 'postgres',
+    factory: ourSubject({ label: 'nestjs-sql-job-queue traced', worker: { prefetch: 500 }, tracing: true }),
+  },
+];
+
+export const pgTracing: Scenario = {
+  name: 'pg-tracing',
+  async run(ctx: BenchContext): Promise<ScenarioReport> {
+    const { jobs } = standardSizes(ctx);
+    const failures = new FailureLog();
+    const table = await throughputTable(ctx, 'PostgreSQL throughput, tracing off and on', SYSTEMS, jobs, failures, ['ours', 'ours-fast']);
+    table.notes = [
+      'A ratio column is that plain row\'s jobs/s ÷ this row\'s: the traced run\'s cost relative to the plain run (compare a traced row with its own plain row).',
+      'Process jobs/s = jobs ÷ (first handler start → database shows every job finalized), one worker in the bench process, concurrency 10.',
+    ];
+    return {
+      name: this.name,
+      description: 'The cost of OpenTelemetry tracing with a real SDK: enqueue and processing rate of no-op jobs on PostgreSQL, plain vs traced, interleaved.',
+      settings: [
+        `${jobs} jobs per run, chunks of 1,000`,
+        'tracing: JobQueueTracingModule.forRoot() (a producer span per job, a consumer span per attempt), @opentelemetry/sdk-trace-base BasicTracerProvider + BatchSpanProcessor (defaults) + a dropping exporter, AsyncHooksContextManager, W3C propagator; installed only for the traced runs',
+      ],
+      tables: [table],
+      failures: failures.entries,
+    };
+  },
+};
