@@ -3,7 +3,7 @@
  * jobs enqueued in chunks of 1,000 with no worker, then one in-process worker at concurrency 10
  * drains them), for ours plain and ours with `JobQueueTracingModule.forRoot()` and a real SDK
  * (BasicTracerProvider, BatchSpanProcessor at its defaults, an exporter that drops the spans,
- * async-hooks context manager, W3C propagator), at defaults and with prefetch 500, interleaved
+ * AsyncLocalStorage context manager as NodeSDK uses, W3C propagator), at defaults and with prefetch 500, interleaved
  * within each round. Traced runs write a producer span and a carrier per job, read the carriers
  * per claimed batch, and write the attempts' carriers per finalize batch.
  */
@@ -40,7 +40,7 @@ export const pgTracing: Scenario = {
       description: 'The cost of OpenTelemetry tracing with a real SDK: enqueue and processing rate of no-op jobs on PostgreSQL, plain vs traced, interleaved.',
       settings: [
         `${jobs} jobs per run, chunks of 1,000`,
-        'tracing: JobQueueTracingModule.forRoot() (a producer span per job, a consumer span per attempt), @opentelemetry/sdk-trace-base BasicTracerProvider + BatchSpanProcessor (defaults) + a dropping exporter, AsyncHooksContextManager, W3C propagator; installed only for the traced runs',
+        'tracing: JobQueueTracingModule.forRoot() (a producer span per job, a consumer span per attempt), @opentelemetry/sdk-trace-base BasicTracerProvider + BatchSpanProcessor (defaults) + a dropping exporter, AsyncLocalStorageContextManager, W3C propagator; installed only for the traced runs',
       ],
       tables: [table],
       failures: failures.entries,

@@ -19,7 +19,7 @@ import type {
   InstrumentedEnqueueJob,
   JobQueueInstrumentation,
 } from '../instrumentation/job-queue.instrumentation';
-import { extractContext, injectCarrier } from './trace-carrier';
+import { extractContext, injectCarrier, linkedSpanContext, spanCarrier } from './trace-carrier';
 import { ATTR, MESSAGING_SYSTEM, attemptOutcome, consumerSpanName, producerSpanName } from './tracing.attributes';
 import { resolveTracingOptions, type JobQueueTracingOptions, type ResolvedTracingOptions } from './tracing.options';
 
@@ -84,7 +84,7 @@ export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumenta
 
   private onePerCall(jobs: readonly InstrumentedEnqueueJob[], runnable: InstrumentedEnqueueJob[], parent: Context): EnqueueInstrumentation | undefined {
     const types = [...new Set(runnable.map((j) => j.type))];
-    const attributes = producerAttributes(types.length === 1 ? types[0] : undefined, undefined, undefined);
+    const attributes = producerAttributes(types.length === 1 ? types[0] : undefined, runnable.length === 1 ? runnable[0].group : undefined, undefined);
     attributes[ATTR.batchCount] = runnable.length;
     const span = this.tracer.startSpan(producerSpanName(types), { kind: SpanKind.PRODUCER, attributes }, parent);
     const carrier = injectCarrier(trace.setSpan(parent, span));
@@ -103,16 +103,16 @@ export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumenta
   }
 
   runAttempt(job: InstrumentedAttempt, stored: AttemptTrace, run: () => Promise<RunOutcome>): Promise<AttemptOutcome> {
-    const created = extractContext(stored.created);
     const links: Link[] = [];
-    const createdSpan = created && trace.getSpanContext(created);
+    const createdSpan = linkedSpanContext(stored.created);
     if (createdSpan) links.push({ context: createdSpan, attributes: { [ATTR.link]: 'created' } });
     for (const upstream of stored.upstream) {
-      const spanContext = trace.getSpanContext(extractContext(upstream.carrier) ?? ROOT_CONTEXT);
+      const spanContext = linkedSpanContext(upstream.carrier);
       if (spanContext) links.push({ context: spanContext, attributes: { [ATTR.link]: 'upstream', [ATTR.messageId]: String(upstream.id) } });
     }
     // Never the context the claim happened to run in (an enqueue's request may have woken it).
-    const parent = this.options.consumerParent === 'creation' && created ? created : ROOT_CONTEXT;
+    // As a child, the whole extracted context (baggage too) is the parent.
+    const parent = (this.options.consumerParent === 'creation' && extractContext(stored.created)) || ROOT_CONTEXT;
     const span = this.tracer.startSpan(
       consumerSpanName(job.type),
       {
@@ -137,7 +137,7 @@ export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumenta
       if (outcome.kind === 'failed') failed(span, outcome.cause ?? outcome.error);
       else if (outcome.kind === 'aborted') span.setAttribute(ATTR.abortReason, reasonName(outcome.reason));
       span.end();
-      return outcome.kind === 'done' ? { ...outcome, carrier: injectCarrier(active) } : outcome;
+      return outcome.kind === 'done' ? { ...outcome, carrier: spanCarrier(span.spanContext()) } : outcome;
     });
   }
 }

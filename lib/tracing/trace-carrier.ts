@@ -49,6 +49,35 @@ export function extractContext(stored: string | null | undefined): Context | und
   return spanContext && isSpanContextValid(spanContext) ? ctx : undefined;
 }
 
+/**
+ * A completed attempt's carrier: only the W3C fields, written directly. Its sole reader is a
+ * dependent's link (a span context, no baggage), and the propagation API's inject was a fifth
+ * of the attempt's tracing CPU.
+ */
+export function spanCarrier(spanContext: SpanContext): string | null {
+  return isSpanContextValid(spanContext) ? JSON.stringify(w3cFields(spanContext)) : null;
+}
+
+/**
+ * The span context a stored carrier names, for a link: W3C fields parsed directly (what this
+ * module writes, whatever the propagator), else through the registered propagator.
+ */
+export function linkedSpanContext(stored: string | null | undefined): SpanContext | undefined {
+  if (!stored) return undefined;
+  let carrier: unknown;
+  try {
+    carrier = JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+  if (typeof carrier !== 'object' || carrier === null) return undefined;
+  const fields = carrier as Record<string, unknown>;
+  const direct = parseTraceparent(fields.traceparent, fields.tracestate);
+  if (direct) return direct;
+  const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, fields));
+  return spanContext && isSpanContextValid(spanContext) ? spanContext : undefined;
+}
+
 /** W3C Trace Context fields of a span context. */
 export function w3cFields(spanContext: SpanContext): Record<string, string> {
   const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, '0');

@@ -5,9 +5,10 @@ export interface JobQueueTracingOptions {
   /** Where spans go; default the global provider (what `NodeSDK.start()` registers). */
   tracerProvider?: TracerProvider;
   /**
-   * `per-job` (default): one PRODUCER span `create <type>` per job, so each job links to its own
-   * creation. `per-call`: one PRODUCER span per `enqueue`/`enqueueGraph` call that every job of
-   * the call links to, for very large graphs (see the README's cost figures).
+   * `per-call` (default): one PRODUCER span per `enqueue`/`enqueueGraph` call (`create <type>`,
+   * or `create` for a graph of several types), whose context every job of the call stores and
+   * links to; the enqueue costs the same for 1 job or 10,000. `per-job`: one PRODUCER span
+   * `create <type>` per job (with its id), about 13 µs of CPU per job more at enqueue (README).
    */
   producerSpans?: 'per-job' | 'per-call';
   /**
@@ -40,7 +41,7 @@ export class InvalidTracingOptionError extends JobQueueError {
 
 export function resolveTracingOptions(options: JobQueueTracingOptions = {}): ResolvedTracingOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidTracingOptionError('(options)', 'an object', options);
-  const producerSpans = options.producerSpans ?? 'per-job';
+  const producerSpans = options.producerSpans ?? 'per-call';
   if (producerSpans !== 'per-job' && producerSpans !== 'per-call') {
     throw new InvalidTracingOptionError('producerSpans', `'per-job' or 'per-call'`, producerSpans);
   }

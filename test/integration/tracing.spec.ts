@@ -70,7 +70,7 @@ describeDialects('OpenTelemetry tracing', (db) => {
   beforeEach(() => sdk.exporter.reset());
 
   it('a 3-node graph: a PRODUCER span per job under the caller, a CONSUMER span per attempt linked to its creation and to its upstreams', async () => {
-    const app = await startApp(db);
+    const app = await startApp(db, {}, { producerSpans: 'per-job' });
     try {
       const ids = await trace.getTracer('test').startActiveSpan('request', async (span) => {
         const out = await app.queue.enqueueGraph([
@@ -188,20 +188,40 @@ describeDialects('OpenTelemetry tracing', (db) => {
     }
   });
 
-  it('per-call producer spans: one span for the graph, every job links to it', async () => {
-    const app = await startApp(db, {}, { producerSpans: 'per-call' });
+  it('per-call producer spans (the default): one span for the graph, every job links to it; a single enqueue names its job', async () => {
+    const app = await startApp(db);
     try {
-      const ids = await app.queue.enqueueGraph([
-        { ref: 'fetch', type: 'fetch' },
-        { ref: 'render', type: 'render', dependsOn: ['fetch'] },
-      ]);
+      const ids = await trace.getTracer('test').startActiveSpan('request', async (span) => {
+        const out = await app.queue.enqueueGraph([
+          { ref: 'fetch', type: 'fetch' },
+          { ref: 'render', type: 'render', dependsOn: ['fetch'] },
+        ]);
+        span.end();
+        return out;
+      });
+      const single = await app.queue.enqueue({ type: 'mail', group: 'g1' });
       await app.queue.waitFor(ids.render, { timeoutMs: 20_000 });
-      await waitForSpans(() => byName(sdk.spans(), 'process render').length === 1);
+      await app.queue.waitFor(single.id, { timeoutMs: 20_000 });
+      await waitForSpans(() => byName(sdk.spans(), 'process render').length === 1 && byName(sdk.spans(), 'process mail').length === 1);
       const spans = sdk.spans();
+      const request = one(spans, 'request');
       const created = one(spans, 'create');
-      expect(created.attributes).toMatchObject({ 'messaging.batch.message_count': 2, 'messaging.operation.type': 'create' });
-      expect(one(spans, 'process fetch').links).toEqual([{ ...pick(created), attributes: { 'job_queue.link': 'created' } }]);
-      expect(one(spans, 'process render').links[0]).toEqual({ ...pick(created), attributes: { 'job_queue.link': 'created' } });
+      expect(created).toMatchObject({ kind: SpanKind.PRODUCER, parentSpanId: request.spanId });
+      expect(created.attributes).toEqual({
+        'messaging.system.name': MESSAGING_SYSTEM,
+        'messaging.operation.type': 'create',
+        'messaging.operation.name': 'create',
+        'messaging.batch.message_count': 2,
+      });
+      const fetch = one(spans, 'process fetch');
+      expect(fetch.links).toEqual([{ ...pick(created), attributes: { 'job_queue.link': 'created' } }]);
+      expect(one(spans, 'process render').links).toEqual([
+        { ...pick(created), attributes: { 'job_queue.link': 'created' } },
+        { ...pick(fetch), attributes: { 'job_queue.link': 'upstream', 'messaging.message.id': String(ids.fetch) } },
+      ]);
+      const createdMail = one(spans, 'create mail');
+      expect(createdMail.attributes).toMatchObject({ 'messaging.destination.name': 'mail', 'messaging.message.id': String(single.id), 'messaging.batch.message_count': 1 });
+      expect(one(spans, 'process mail').links).toEqual([{ ...pick(createdMail), attributes: { 'job_queue.link': 'created' } }]);
     } finally {
       await app.close();
     }
@@ -231,10 +251,7 @@ describeDialects('OpenTelemetry tracing', (db) => {
         { ref: 'b', type: 'remote', dependsOn: ['a'] },
       ]);
       await producer.queue.waitFor(ids.b, { timeoutMs: 30_000 });
-      const local = sdk.spans();
-      const createdA = local.find((s) => s.name === 'create remote' && s.attributes['messaging.message.id'] === String(ids.a))!;
-      const createdB = local.find((s) => s.name === 'create remote' && s.attributes['messaging.message.id'] === String(ids.b))!;
-      expect(createdA && createdB).toBeTruthy();
+      const created = one(sdk.spans(), 'create remote'); // per call: one for the graph
       let remote: SpanRecord[] = [];
       for (let i = 0; i < 50 && remote.filter((s) => s.name === 'process remote').length < 2; i++) {
         worker.messages.splice(0, worker.messages.length, ...worker.messages.filter((m) => m.type !== 'spans'));
@@ -244,8 +261,9 @@ describeDialects('OpenTelemetry tracing', (db) => {
       }
       const processA = remote.find((s) => s.name === 'process remote' && s.attributes['messaging.message.id'] === String(ids.a))!;
       const processB = remote.find((s) => s.name === 'process remote' && s.attributes['messaging.message.id'] === String(ids.b))!;
-      expect(processA.links).toEqual([linkTo(createdA)]);
-      expect(processB.links).toEqual([linkTo(createdB), linkTo(processA)]);
+      expect(processA.links).toEqual([linkTo(created)]);
+      expect(processB.links).toEqual([linkTo(created), linkTo(processA)]);
+      expect(processA.traceId).not.toBe(created.traceId); // its own trace, linked
       const user = remote.filter((s) => s.name === 'remote user work');
       expect(user.map((s) => s.parentSpanId).sort()).toEqual([processA.spanId, processB.spanId].sort());
     } finally {

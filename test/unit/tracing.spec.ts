@@ -77,7 +77,7 @@ describe('tracing names and options', () => {
   });
 
   it('defaults, and refuses bad options with a typed error', () => {
-    expect(resolveTracingOptions()).toEqual({ tracerProvider: undefined, producerSpans: 'per-job', consumerParent: 'none' });
+    expect(resolveTracingOptions()).toEqual({ tracerProvider: undefined, producerSpans: 'per-call', consumerParent: 'none' });
     expect(() => resolveTracingOptions({ producerSpans: 'each' as never })).toThrow(InvalidTracingOptionError);
     expect(() => resolveTracingOptions({ consumerParent: 'parent' as never })).toThrow(/consumerParent.*'none' or 'creation'/);
     expect(() => resolveTracingOptions({ tracerProvider: {} as never })).toThrow(/tracerProvider/);

@@ -1,5 +1,5 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncHooksContextManager } from '@opentelemetry/context-async-hooks';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 
@@ -17,12 +17,12 @@ class CountingExporter implements SpanExporter {
  * A real SDK set up as an application would (global tracer provider, async-hooks context
  * manager, W3C propagator), its spans batched (BatchSpanProcessor at its defaults) to an exporter
  * that drops them. Installed for one measured run and removed after it, so untraced runs pay
- * nothing for it (the async-hooks context manager costs every promise of the process).
+ * nothing for it (the AsyncLocalStorage context manager costs every promise of the process).
  */
 export function installBenchTracing(): { exporter: CountingExporter; uninstall(): Promise<void> } {
   const exporter = new CountingExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
-  const contextManager = new AsyncHooksContextManager().enable();
+  const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
