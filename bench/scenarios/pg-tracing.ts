@@ -16,6 +16,12 @@ import { throughputTable, type SystemSpec } from '../lib/sets';
 const SYSTEMS: SystemSpec[] = [
   { key: 'ours', label: 'ours (defaults)', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue' }) },
   { key: 'traced', label: 'ours + tracing', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue traced', tracing: true }) },
+  {
+    key: 'traced-10',
+    label: 'ours + tracing, 10% sampled',
+    dialect: 'postgres',
+    factory: ourSubject({ label: 'nestjs-sql-job-queue traced', tracing: true, tracingSampleRatio: 0.1 }),
+  },
   { key: 'ours-fast', label: 'ours (prefetch 500)', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue', worker: { prefetch: 500 } }) },
   {
     key: 'traced-fast',
@@ -40,7 +46,8 @@ export const pgTracing: Scenario = {
       description: 'The cost of OpenTelemetry tracing with a real SDK: enqueue and processing rate of no-op jobs on PostgreSQL, plain vs traced, interleaved.',
       settings: [
         `${jobs} jobs per run, chunks of 1,000`,
-        'tracing: JobQueueTracingModule.forRoot() (a producer span per job, a consumer span per attempt), @opentelemetry/sdk-trace-base BasicTracerProvider + BatchSpanProcessor (defaults) + a dropping exporter, AsyncLocalStorageContextManager, W3C propagator; installed only for the traced runs',
+        '10% sampled: ParentBasedSampler(TraceIdRatioBasedSampler(0.1)), the usual production head sampling; carriers are stored and read all the same',
+        'tracing: JobQueueTracingModule.forRoot() (defaults: a producer span per enqueue call, a consumer span per attempt), @opentelemetry/sdk-trace-base BasicTracerProvider + BatchSpanProcessor (defaults) + a dropping exporter, AsyncLocalStorageContextManager, W3C propagator; installed only for the traced runs',
       ],
       tables: [table],
       failures: failures.entries,

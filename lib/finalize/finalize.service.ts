@@ -13,7 +13,6 @@ import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
 import { failureForRefused, quoteDbError } from './refusal';
 import { takeBatch } from './take-batch';
-import { writeAttemptCarriers } from '../instrumentation/trace-context.sql';
 import { ownedBy } from '../lease/lease-guard.sql';
 import { retryDelayMs } from '../scheduler/retry-backoff';
 
@@ -24,8 +23,6 @@ interface Pending {
   failure?: FailedAttempt;
   /** The attempt a completion ends (for the backoff if the database refuses its result). */
   attempt?: number;
-  /** Tracing only: the completed attempt's carrier, for its dependents to link to. */
-  carrier?: string | null;
   resolve(result: FinalizeResult): void;
 }
 
@@ -81,7 +78,7 @@ export class FinalizeService {
 
   /** `attempt` (1-based) sets the backoff should the database refuse the result. */
   complete(id: number, resultJson: string, parentId: number | null, attempt = 1, carrier?: string | null): Promise<FinalizeResult> {
-    return this.enqueue({ completion: { id, resultJson, parentId }, attempt, carrier });
+    return this.enqueue({ completion: carrier ? { id, resultJson, parentId, carrier } : { id, resultJson, parentId }, attempt });
   }
 
   fail(attempt: FailedAttempt): Promise<FinalizeResult> {
@@ -203,7 +200,6 @@ export class FinalizeService {
       onWritten: (items: Pending[], outcome: WriteOutcome) => this.settle(items, outcome),
     };
     this.splitLogged = false;
-    await this.writeCarriers(batch);
     const first = await writeIsolatingFailures(batch, writer);
     for (const { items, error } of first.abandoned) this.abandon(items, error);
     if (!first.refused.length) return;
@@ -225,19 +221,6 @@ export class FinalizeService {
     }
   }
 
-  /**
-   * Tracing only: the completed attempts' carriers, one statement per batch, before the batch's
-   * complete (which may promote dependents that link to them). A failure costs links, not results.
-   */
-  private async writeCarriers(batch: Pending[]): Promise<void> {
-    let items: Array<{ id: number; carrier: string }> | undefined;
-    for (const p of batch) if (p.carrier && p.completion) (items ??= []).push({ id: p.completion.id, carrier: p.carrier });
-    if (!items) return;
-    await writeAttemptCarriers(this.db, this.options.workerId, items).catch((err: Error) =>
-      this.logger.warn(`could not store the trace contexts of ${items.length} completed job(s) (${err.message}); their dependents' spans will not link to them`),
-    );
-  }
-
   private abandon(items: Pending[], err: unknown): void {
     this.logger.error(`finalize of ${items.length} job(s) failed; their leases will expire and they will run again`, (err as Error).stack);
     this.lose(items);
@@ -250,6 +233,7 @@ function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
 
 /** What a pending outcome adds to its batch's statement. */
 function bytesOf(p: Pending): number {
-  return Buffer.byteLength(p.completion ? p.completion.resultJson : p.failure!.error.slice(0, MAX_ERROR_LENGTH), 'utf8');
+  if (p.completion) return Buffer.byteLength(p.completion.resultJson, 'utf8') + (p.completion.carrier?.length ?? 0);
+  return Buffer.byteLength(p.failure!.error.slice(0, MAX_ERROR_LENGTH), 'utf8');
 }
 

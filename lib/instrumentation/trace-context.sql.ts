@@ -1,6 +1,5 @@
 import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
-import { ownedBy } from '../lease/lease-guard.sql';
 import type { AttemptTrace } from './job-queue.instrumentation';
 
 /**
@@ -27,17 +26,4 @@ export async function readAttemptTraces(db: SqlExecutor, ids: readonly number[])
   }
   for (const trace of traces.values()) trace.upstream.sort((a, b) => a.id - b.id);
   return traces;
-}
-
-/**
- * Replaces the carrier of jobs this worker still runs with their completed attempt's, one
- * statement for a finalize batch, written before the batch's complete: a dependent promoted by
- * that complete can be claimed at once, and must find the carrier it links to already there.
- */
-export async function writeAttemptCarriers(db: SqlExecutor, owner: string, items: ReadonlyArray<{ id: number; carrier: string }>): Promise<void> {
-  if (!items.length) return;
-  const sorted = [...items].sort((a, b) => a.id - b.id);
-  const cases = sql.join(sorted.map((i) => sql`WHEN ${i.id} THEN ${i.carrier}`), ' ');
-  await db.run(sql`UPDATE jobs SET trace_context = CASE id ${cases} END
-    WHERE id IN (${sql.list(sorted.map((i) => i.id))}) AND ${ownedBy(db.dialect, owner)}`);
 }

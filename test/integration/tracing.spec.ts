@@ -136,6 +136,32 @@ describeDialects('OpenTelemetry tracing', (db) => {
     }
   });
 
+  it('jobs inside a container (the transactional finalize) link the same way; the container gets no span', async () => {
+    const app = await startApp(db);
+    try {
+      const ids = await app.queue.enqueueGraph([
+        { ref: 'batch', type: 'batch' },
+        { ref: 'fetch', type: 'fetch', parent: 'batch' },
+        { ref: 'render', type: 'render', parent: 'batch', dependsOn: ['fetch'] },
+      ]);
+      expect(await app.queue.waitFor(ids.batch, { timeoutMs: 20_000 })).toMatchObject({ state: 'done' });
+      await waitForSpans(() => byName(sdk.spans(), 'process render').length === 1);
+      const spans = sdk.spans();
+      const created = one(spans, 'create');
+      expect(created.attributes['messaging.batch.message_count']).toBe(2);
+      const fetch = one(spans, 'process fetch');
+      expect(one(spans, 'process render').links).toEqual([
+        { ...pick(created), attributes: { 'job_queue.link': 'created' } },
+        { ...pick(fetch), attributes: { 'job_queue.link': 'upstream', 'messaging.message.id': String(ids.fetch) } },
+      ]);
+      expect(spans.filter((s) => s.name.endsWith(' batch'))).toEqual([]);
+      const [stored] = await traceContexts(app.module, [ids.fetch]);
+      expect(JSON.parse(stored!)).toEqual({ traceparent: `00-${fetch.traceId}-${fetch.spanId}-01` });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('a failed attempt ends its span with an error status and the exception; the retry is a second span; failing for good too', async () => {
     seen.flaky = 0;
     const app = await startApp(db);

@@ -21,11 +21,13 @@ export interface OurSubjectOptions {
    * never import @opentelemetry.
    */
   tracing?: boolean;
+  /** With `tracing`: head sampling ratio of the SDK (default 1, every trace recorded). */
+  tracingSampleRatio?: number;
 }
 
-async function loadTracing(): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
+async function loadTracing(sampleRatio?: number): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
   const [{ JobQueueTracingModule }, { installBenchTracing }] = await Promise.all([import('nestjs-sql-job-queue/tracing'), import('./tracing-sdk')]);
-  const sdk = installBenchTracing();
+  const sdk = installBenchTracing(sampleRatio);
   return { modules: [JobQueueTracingModule.forRoot()], uninstall: () => sdk.uninstall() };
 }
 
@@ -49,7 +51,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
     return {
       label: o.label,
       async prepare() {
-        if (o.tracing) tracing = await loadTracing();
+        if (o.tracing) tracing = await loadTracing(o.tracingSampleRatio);
         enqueuer = await bootEnqueuer(db.dialect, db.location, tracing?.modules); // runs the migrations
         probe = await db.probe();
         rows = new OurRows(probe, db.dialect);

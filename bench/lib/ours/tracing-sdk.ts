@@ -1,7 +1,14 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 
 /** Counts what it is handed and sends it nowhere: the SDK's whole cost, without a network. */
 class CountingExporter implements SpanExporter {
@@ -19,9 +26,11 @@ class CountingExporter implements SpanExporter {
  * that drops them. Installed for one measured run and removed after it, so untraced runs pay
  * nothing for it (the AsyncLocalStorage context manager costs every promise of the process).
  */
-export function installBenchTracing(): { exporter: CountingExporter; uninstall(): Promise<void> } {
+export function installBenchTracing(sampleRatio = 1): { exporter: CountingExporter; uninstall(): Promise<void> } {
   const exporter = new CountingExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+  // Below 1: the usual production head sampling, a ratio of new traces (and their children).
+  const sampler = sampleRatio < 1 ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sampleRatio) }) : undefined;
+  const provider = new BasicTracerProvider({ sampler, spanProcessors: [new BatchSpanProcessor(exporter)] });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
