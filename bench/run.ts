@@ -2,7 +2,7 @@
  * `npm run bench -- [--scenario=a,b] [--runs=N] [--jobs=N] [--samples=N] [--quick] [--out=file]`
  *
  * Runs the chosen scenarios one after the other, prints each scenario's tables as it finishes,
- * and writes bench/RESULTS.md with the machine, versions, settings and tables. Runs from dist/
+ * and writes bench/RESULTS.md (a full run) or --out (any run) with the machine, versions, settings and tables. Runs from dist/
  * (`npm run build` compiles bench/); every database it creates is dropped again.
  */
 import 'reflect-metadata';
@@ -62,9 +62,17 @@ async function main(): Promise<number> {
     for (const t of report.tables) console.log(renderText(t) + '\n');
     console.log(report.failures.length ? `${name}: FAILED (${report.failures.length} run(s) not counted)\n` : `${name}: ok (${(report.elapsedMs / 1000).toFixed(0)} s)\n`);
   }
-  const out = config.out ?? join(ROOT, 'bench', 'RESULTS.md');
-  writeResults(out, env, config, reports);
-  console.log(`wrote ${out} after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  // bench/RESULTS.md holds one full run; a run of some scenarios only would replace it with a
+  // fragment, so it is written to a file only when asked (--out).
+  const full = SCENARIOS.every((s) => config.scenarios.includes(s.name));
+  const out = config.out ?? (full ? join(ROOT, 'bench', 'RESULTS.md') : undefined);
+  const took = `${((Date.now() - started) / 1000).toFixed(0)} s`;
+  if (out) {
+    writeResults(out, env, config, reports);
+    console.log(`wrote ${out} after ${took}`);
+  } else {
+    console.log(`done after ${took}; bench/RESULTS.md is left as it is for a partial run (pass --out=file.md to keep these tables)`);
+  }
   return reports.some((r) => r.failures.length) ? 1 : 0;
 }
 

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dialect } from 'nestjs-sql-job-queue';
 import { checkRun, type Verdict } from './correctness';
+import { CpuMeter, type CpuUse } from './cpu-meter';
 import { withDatabase } from './databases';
 import { ExecutionLog, wallNow } from './execution-log';
 import { percentile } from './stats';
@@ -12,6 +13,8 @@ export interface ThroughputRun {
   enqueueMs: number;
   /** First handler start → every job finalized in the database. */
   processMs: number;
+  /** CPU from the worker's start to the last job finalized (the processing phase). */
+  cpu: CpuUse;
   verdict: Verdict;
 }
 
@@ -29,6 +32,7 @@ export async function measureThroughput(dialect: Dialect, factory: SubjectFactor
       const ids = await subject.enqueue(jobs);
       const enqueueMs = wallNow() - t0;
       ExecutionLog.reset();
+      const meter = CpuMeter.start(dialect, db.name);
       await subject.startWorker();
       const end = await waitUntilDrained({
         remaining: () => subject.open(),
@@ -37,9 +41,10 @@ export async function measureThroughput(dialect: Dialect, factory: SubjectFactor
         ready: subject.allStarted ? () => subject.allStarted!(jobs) : undefined,
         what: subject.label,
       });
+      const cpu = await meter.stop();
       const executions = await subject.executions();
       const verdict = checkRun({ expectedIds: ids, executions, ...(await subject.finalization()) });
-      return { jobs, enqueueMs, processMs: end - (executions.firstStartAt ?? end), verdict };
+      return { jobs, enqueueMs, processMs: end - (executions.firstStartAt ?? end), cpu, verdict };
     } finally {
       await subject.close();
     }
@@ -71,6 +76,7 @@ export async function measureLatency(
     try {
       await subject.prepare();
       ExecutionLog.reset();
+      const meter = CpuMeter.start(dialect, db.name);
       await subject.startWorker();
       await sleep(300); // let the worker settle into idle
       const ids: Array<string | number> = [];

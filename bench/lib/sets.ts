@@ -48,13 +48,17 @@ export async function throughputTable(
         series.add(`${spec.key}:proc`, proc);
         series.add(`${spec.key}:ms`, r.processMs);
         series.add(`${spec.key}:dup`, r.verdict.duplicates);
+        series.add(`${spec.key}:node-us`, r.cpu.nodeUs / r.jobs);
+        if (r.cpu.databaseUs !== undefined) series.add(`${spec.key}:db-us`, r.cpu.databaseUs / r.jobs);
       } catch (err) {
         failures.add(what, [(err as Error).message]);
       }
     }
   }
   const label = (key: string) => specs.find((s) => s.key === key)?.label ?? key;
-  const columns = ['System', 'Enqueue jobs/s', 'Process jobs/s', 'Process time ms', 'Re-executions'];
+  const columns = ['System', 'Enqueue jobs/s', 'Process jobs/s', 'Process time ms', 'Re-executions', 'Node CPU µs/job (bench process)'];
+  const databaseCpu = specs.some((spec) => spec.dialect === 'postgres');
+  if (databaseCpu) columns.push('PostgreSQL CPU µs/job');
   for (const key of oursKeys) columns.push(`${label(key)} ÷ this (process)`);
   if (oursKeys.length) columns.push(`${label(oursKeys[0])} ÷ this (enqueue)`);
   const oursEnq = oursKeys.length ? series.get(`${oursKeys[0]}:enq`)?.median : undefined;
@@ -66,7 +70,9 @@ export async function throughputTable(
       proc ? cell(proc) : 'FAILED',
       cell(series.get(`${spec.key}:ms`)),
       cell(series.get(`${spec.key}:dup`)),
+      cell(series.get(`${spec.key}:node-us`)),
     ];
+    if (databaseCpu) row.push(cell(series.get(`${spec.key}:db-us`)));
     const ours = oursKeys.includes(spec.key);
     for (const key of oursKeys) row.push(ours ? '—' : ratio(series.get(`${key}:proc`)?.median, proc?.median));
     if (oursKeys.length) row.push(ours ? '—' : ratio(oursEnq, series.get(`${spec.key}:enq`)?.median));

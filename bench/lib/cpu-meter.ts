@@ -1,0 +1,43 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import type { Dialect } from 'nestjs-sql-job-queue';
+
+export interface CpuUse {
+  /** CPU of this (the bench) process: the worker under test runs in it. */
+  nodeUs: number;
+  /** CPU of the PostgreSQL backends serving the run's database; undefined on other dialects. */
+  databaseUs?: number;
+}
+
+/**
+ * CPU time spent between start and stop, in this process and (PostgreSQL) in the database's
+ * backends, read from /proc by a sampler process. Unlike wall time, CPU per job hardly depends on
+ * how the machine's cores happen to be shared, so it compares systems on a loaded machine.
+ */
+export class CpuMeter {
+  private constructor(
+    private readonly startedAt: NodeJS.CpuUsage,
+    private readonly sampler: ChildProcess | undefined,
+  ) {}
+
+  static start(dialect: Dialect, database: string): CpuMeter {
+    const sampler =
+      dialect === 'postgres' && process.platform === 'linux'
+        ? fork(join(__dirname, '..', 'workers', 'pg-cpu-sampler.js'), [database], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+        : undefined;
+    return new CpuMeter(process.cpuUsage(), sampler);
+  }
+
+  async stop(): Promise<CpuUse> {
+    const node = process.cpuUsage(this.startedAt);
+    const nodeUs = node.user + node.system;
+    if (!this.sampler) return { nodeUs };
+    const sampler = this.sampler;
+    let out = '';
+    sampler.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise((resolve) => sampler.once('exit', resolve));
+    sampler.kill('SIGTERM');
+    await exited;
+    return { nodeUs, databaseUs: Number(out) || undefined };
+  }
+}
