@@ -18,17 +18,18 @@ export interface OurSubjectOptions {
   /**
    * Tracing on, in this process only (processes 0): JobQueueTracingModule in both apps and a real
    * SDK (see tracing-sdk.ts) installed for the run. Loaded only when asked, so the plain runs
-   * never import @opentelemetry.
+   * never import @opentelemetry. `sdk-only`: the SDK installed, the tracing module not imported
+   * (what an app that traces other things pays without tracing its jobs).
    */
-  tracing?: boolean;
+  tracing?: boolean | 'sdk-only';
   /** With `tracing`: head sampling ratio of the SDK (default 1, every trace recorded). */
   tracingSampleRatio?: number;
 }
 
-async function loadTracing(sampleRatio?: number): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
+async function loadTracing(sampleRatio?: number, sdkOnly = false): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
   const [{ JobQueueTracingModule }, { installBenchTracing }] = await Promise.all([import('nestjs-sql-job-queue/tracing'), import('./tracing-sdk')]);
   const sdk = installBenchTracing(sampleRatio);
-  return { modules: [JobQueueTracingModule.forRoot()], uninstall: () => sdk.uninstall() };
+  return { modules: sdkOnly ? [] : [JobQueueTracingModule.forRoot()], uninstall: () => sdk.uninstall() };
 }
 
 /**
@@ -51,7 +52,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
     return {
       label: o.label,
       async prepare() {
-        if (o.tracing) tracing = await loadTracing(o.tracingSampleRatio);
+        if (o.tracing) tracing = await loadTracing(o.tracingSampleRatio, o.tracing === 'sdk-only');
         enqueuer = await bootEnqueuer(db.dialect, db.location, tracing?.modules); // runs the migrations
         probe = await db.probe();
         rows = new OurRows(probe, db.dialect);
