@@ -37,7 +37,11 @@ export const pgTracing: Scenario = {
   async run(ctx: BenchContext): Promise<ScenarioReport> {
     const { jobs } = standardSizes(ctx);
     const failures = new FailureLog();
-    const table = await throughputTable(ctx, 'PostgreSQL throughput, tracing off and on', SYSTEMS, jobs, failures, ['ours', 'ours-fast']);
+    // PG_TRACING_SYSTEMS=ours,traced narrows a run to some rows.
+    const only = process.env.PG_TRACING_SYSTEMS?.split(',').filter(Boolean);
+    const systems = only ? SYSTEMS.filter((s) => only.includes(s.key)) : SYSTEMS;
+    const plain = ['ours', 'ours-fast'].filter((k) => systems.some((s) => s.key === k));
+    const table = await throughputTable(ctx, 'PostgreSQL throughput, tracing off and on', systems, jobs, failures, plain);
     table.notes = [
       'A ratio column is that plain row\'s jobs/s ÷ this row\'s: the traced run\'s cost relative to the plain run (compare a traced row with its own plain row).',
       'Process jobs/s = jobs ÷ (first handler start → database shows every job finalized), one worker in the bench process, concurrency 10.',

@@ -12,11 +12,16 @@ export async function readAttemptTraces(db: SqlExecutor, ids: readonly number[])
   for (const id of ids) traces.set(id, { created: null, upstream: [] });
   for (const chunk of chunked(ids)) {
     const list = sql.list(chunk);
-    const { rows } = await db.run(sql`SELECT j.id AS job_id, NULL AS upstream_id, j.trace_context FROM jobs j
-        WHERE j.id IN (${list}) AND j.trace_context IS NOT NULL
-      UNION ALL
-      SELECT d.job_id, d.depends_on_id, u.trace_context FROM job_deps d JOIN jobs u ON u.id = d.depends_on_id
-        WHERE d.job_id IN (${list}) AND u.trace_context IS NOT NULL`);
+    // PostgreSQL: one call of `job_queue_trace_contexts` (migration 15), planned once per session.
+    const { rows } = await db.run(
+      db.dialect.name === 'postgres'
+        ? sql`SELECT job_id, upstream_id, trace_context FROM job_queue_trace_contexts(${chunk}::bigint[])`
+        : sql`SELECT j.id AS job_id, NULL AS upstream_id, j.trace_context FROM jobs j
+            WHERE j.id IN (${list}) AND j.trace_context IS NOT NULL
+          UNION ALL
+          SELECT d.job_id, d.depends_on_id, u.trace_context FROM job_deps d JOIN jobs u ON u.id = d.depends_on_id
+            WHERE d.job_id IN (${list}) AND u.trace_context IS NOT NULL`,
+    );
     for (const r of rows) {
       const trace = traces.get(Number(r.job_id));
       if (!trace) continue;
