@@ -33,9 +33,4 @@ export interface ClaimRequest {
   room?: LimitRoom;
   /** Paused groups (`pause({ group })`): never claimed, whatever the quota. */
   excludeGroups?: readonly string[];
-  /**
-   * Tracing only (lib/instrumentation): return the jobs' stored trace contexts too where the
-   * claim is one PostgreSQL function call (`ClaimedJob.trace`); other paths leave it unset.
-   */
-  withTrace?: boolean;
 }

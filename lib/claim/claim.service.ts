@@ -4,7 +4,7 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import type { ClaimRequest } from './claim-request';
-import { toClaimedJob, toTracedClaimedJob, type ClaimedJob } from './claimed-job';
+import { toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
 import { postgresClaimStatement, postgresRotationClaimStatement } from './postgres.claim';
@@ -38,7 +38,7 @@ export class ClaimService {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
       const statement = request.rotation ? postgresRotationClaimStatement(request) : postgresClaimStatement(request)!;
       const { rows } = await this.db.run(statement);
-      return byPriority(request.withTrace ? rows.map(toTracedClaimedJob) : rows.map(toClaimedJob));
+      return byPriority(rows.map(toClaimedJob));
     }
     try {
       return byPriority(await this.db.transaction((tx) => this.claimIn(tx, request), { failWhenBusy: true }));

@@ -40,18 +40,3 @@ export function toClaimedJob(row: Row): ClaimedJob {
     timeoutMs: row.timeout_ms == null ? null : Number(row.timeout_ms),
   };
 }
-
-/** A claimed row with the trace columns of a traced PostgreSQL claim (see postgres.claim.ts). */
-export function toTracedClaimedJob(row: Row): ClaimedJob {
-  const job = toClaimedJob(row);
-  const upstream: Array<{ id: number; carrier: string }> = [];
-  if (row.upstream_contexts != null) {
-    // One `id carrier` line per upstream; carriers are JSON, which never holds a raw newline.
-    for (const line of String(row.upstream_contexts).split('\n')) {
-      const space = line.indexOf(' ');
-      if (space > 0) upstream.push({ id: Number(line.slice(0, space)), carrier: line.slice(space + 1) });
-    }
-  }
-  job.trace = { created: row.trace_context == null ? null : String(row.trace_context), upstream };
-  return job;
-}

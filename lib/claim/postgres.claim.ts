@@ -12,9 +12,9 @@ export function postgresClaimStatement(request: ClaimRequest): Sql | null {
   const grouped = request.quotas.filter((q) => q.group !== undefined && q.limit > 0);
   const anyGroup = request.quotas.filter((q) => q.group === undefined).reduce((n, q) => n + q.limit, 0);
   if (!grouped.length && anyGroup <= 0) return null;
-  return sql`SELECT ${CLAIMED_COLUMNS}${traceColumns(request)} FROM job_queue_claim(${request.owner}, ${[...request.types]}::text[],
+  return sql`SELECT ${CLAIMED_COLUMNS} FROM job_queue_claim(${request.owner}, ${[...request.types]}::text[],
     ${grouped.map((q) => q.group)}::text[], ${grouped.map((q) => q.limit)}::int[], ${anyGroup}::int,
-    ${request.leaseTtlMs}::float8, ${request.start === true})${request.withTrace ? sql` c` : sql``}`;
+    ${request.leaseTtlMs}::float8, ${request.start === true})`;
 }
 
 /**
@@ -23,17 +23,7 @@ export function postgresClaimStatement(request: ClaimRequest): Sql | null {
  */
 export function postgresRotationClaimStatement(request: ClaimRequest): Sql {
   const weights = Object.entries(request.groupWeights ?? {});
-  return sql`SELECT ${CLAIMED_COLUMNS}${traceColumns(request)} FROM job_queue_claim_rotation(${request.owner}, ${[...request.types]}::text[],
+  return sql`SELECT ${CLAIMED_COLUMNS} FROM job_queue_claim_rotation(${request.owner}, ${[...request.types]}::text[],
     ${request.rotation ?? 0}::int, ${request.leaseTtlMs}::float8, ${request.start === true},
-    ${weights.map(([g]) => g)}::text[], ${weights.map(([, w]) => w)}::int[])${request.withTrace ? sql` c` : sql``}`;
-}
-
-/**
- * Traced workers only: each claimed job's own context and its upstreams' (`id carrier` lines),
- * read in the claim's own statement rather than by a second round trip per claimed batch.
- */
-function traceColumns(request: ClaimRequest): Sql {
-  if (!request.withTrace) return sql``;
-  return sql`, trace_context, (SELECT string_agg(d.depends_on_id || ' ' || u.trace_context, E'\n' ORDER BY d.depends_on_id)
-    FROM job_deps d JOIN jobs u ON u.id = d.depends_on_id WHERE d.job_id = c.id AND u.trace_context IS NOT NULL) AS upstream_contexts`;
+    ${weights.map(([g]) => g)}::text[], ${weights.map(([, w]) => w)}::int[])`;
 }

@@ -222,7 +222,6 @@ export class SchedulerService {
         limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
         room: Object.keys(room).length ? { types: room } : undefined,
         excludeGroups: this.paused.groups.size ? [...this.paused.groups] : undefined,
-        withTrace: this.instrumentation ? true : undefined,
       });
       this.recovered();
       if (!this.accepting) {
@@ -234,7 +233,7 @@ export class SchedulerService {
         await this.handBack(jobs.filter((job) => this.paused.isPaused(job)));
         jobs = jobs.filter((job) => !this.paused.isPaused(job));
       }
-      if (this.instrumentation && jobs.length) await this.attachTraces(jobs.filter((job) => !job.trace));
+      if (this.instrumentation && jobs.length) await this.attachTraces(jobs);
       // Slots may have freed while the claim was in flight: start what fits, keep the rest.
       const fits = this.freeSlots();
       jobs.slice(0, fits).forEach((job) => this.dispatch(job));
@@ -279,7 +278,6 @@ export class SchedulerService {
 
   /** One read per claimed batch, only with an instrumentation registered; links are lost, not jobs, if it fails. */
   private async attachTraces(jobs: ClaimedJob[]): Promise<void> {
-    if (!jobs.length) return; // the claim returned them (PostgreSQL's one-call claim)
     try {
       const traces = await readAttemptTraces(this.db, jobs.map((j) => j.id));
       for (const job of jobs) job.trace = traces.get(job.id);
