@@ -13,6 +13,7 @@ module.exports = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-sql-job-queue$': '<rootDir>/lib/index.ts',
     '^nestjs-sql-job-queue/dashboard$': '<rootDir>/lib/dashboard/index.ts',
     '^nestjs-sql-job-queue/testing$': '<rootDir>/lib/testing/index.ts',
+    '^nestjs-sql-job-queue/tracing$': '<rootDir>/lib/tracing/index.ts',
   },
   globalSetup: '<rootDir>/test/support/global-setup.cjs',
   reporters: ['default', '<rootDir>/test/support/dialect-summary.reporter.cjs'],

@@ -48,4 +48,14 @@ export { jobQueueMigrations, JobQueueMigration } from './migrations';
 export { ClaimService } from './claim/claim.service';
 export type { ClaimedJob } from './claim/claimed-job';
 export type { ClaimQuota, ClaimRequest } from './claim/claim-request';
+export {
+  JOB_QUEUE_INSTRUMENTATION,
+  type AttemptOutcome,
+  type AttemptTrace,
+  type EnqueueInstrumentation,
+  type InstrumentedAttempt,
+  type InstrumentedEnqueueJob,
+  type JobQueueInstrumentation,
+} from './instrumentation/job-queue.instrumentation';
+export type { RunOutcome } from './handlers/run-job';
 export * from './errors';

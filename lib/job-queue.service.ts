@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { JobQueueDatabase } from './database/job-queue.database';
 import { jobColumns, toJobRecord, toJobView } from './database/job-row';
 import { sql } from './database/sql';
@@ -32,6 +32,7 @@ import { JobArgsValidator } from './validation/job-args.validator';
 import { AppTransactionGuard } from './enqueue/app-transaction.guard';
 import type { ScheduleInput } from './recurring/schedule-definition';
 import type { ScheduleView } from './recurring/schedule-view';
+import { JOB_QUEUE_INSTRUMENTATION, type JobQueueInstrumentation } from './instrumentation/job-queue.instrumentation';
 
 export type { WaitForOptions } from './waiters/job-waiters.service';
 
@@ -52,6 +53,7 @@ export class JobQueueService {
     private readonly recurring: RecurringService,
     private readonly argsValidator: JobArgsValidator,
     private readonly appTransaction: AppTransactionGuard,
+    @Optional() @Inject(JOB_QUEUE_INSTRUMENTATION) private readonly instrumentation?: JobQueueInstrumentation,
   ) {
     this.db = connection.db;
   }
@@ -68,7 +70,8 @@ export class JobQueueService {
     const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false);
     await this.argsValidator.assertValid([input], false);
     const executor = options.manager ? this.db.executorFor(options.manager) : this.db;
-    if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null) {
+    // Traced enqueues take the general path below: the one-call function writes no carrier.
+    if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null && !this.instrumentation) {
       // The common case in one statement: insert, notify, return the row.
       const { rows } = await executor.run(insertOneJobPostgres(graph.jobs[0], this.options.listenNotify, jobColumns(this.db.dialect)));
       if (!options.manager) this.events.wake();
@@ -257,6 +260,22 @@ export class JobQueueService {
   }
 
   private async write(graph: PreparedGraph, options: EnqueueOptions): Promise<number[]> {
+    if (!this.instrumentation) return this.writeGraph(graph, options);
+    const trace = this.instrumentation.onEnqueue(
+      graph.jobs.map((job, i) => ({ type: job.type, group: job.group, ref: graph.planned[i].ref, container: graph.planned[i].isContainer })),
+    );
+    if (!trace) return this.writeGraph(graph, options);
+    try {
+      const ids = await this.writeGraph({ ...graph, carriers: trace.carriers }, options);
+      trace.end(ids);
+      return ids;
+    } catch (err) {
+      trace.end(null, err);
+      throw err;
+    }
+  }
+
+  private async writeGraph(graph: PreparedGraph, options: EnqueueOptions): Promise<number[]> {
     const step = this.connection.autoIncrementStep;
     const insert = async (tx: SqlExecutor) => {
       const result = await insertGraph(tx, graph, step);

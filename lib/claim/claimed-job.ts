@@ -1,6 +1,7 @@
 import { sql } from '../database/sql';
 import type { Row } from '../database/sql-executor';
 import { parseJson } from '../database/job-row';
+import type { AttemptTrace } from '../instrumentation/job-queue.instrumentation';
 
 /**
  * A claimed attempt as the worker sees it: what it needs to run the job and route its result,
@@ -19,6 +20,8 @@ export interface ClaimedJob {
   priority: number;
   parentId: number | null;
   timeoutMs: number | null;
+  /** Only with an instrumentation registered: the stored carriers this attempt links to, read after the claim. */
+  trace?: AttemptTrace;
 }
 
 /** The select list a claim returns, the same on every dialect. */

@@ -11,6 +11,8 @@ export interface InsertableJob extends NormalizedJob {
   isContainer: boolean;
   pendingDeps: number;
   pendingChildren: number;
+  /** Tracing only (see lib/instrumentation): the enqueue's carrier; the column is written only when some row has one. */
+  traceContext?: string | null;
 }
 
 const ROWS_PER_STATEMENT = 1_000;
@@ -81,14 +83,15 @@ export async function insertJobs(tx: SqlExecutor, jobs: InsertableJob[], autoInc
   const now = tx.dialect.name === 'sqlite' ? sql`${tx.dialect.timeParam(new Date())}` : tx.dialect.now();
   for (const chunk of byteChunks(jobs)) {
     const withId = chunk[0].id !== null;
+    const traced = isTraced(chunk);
     const values = chunk.map(
       (j) => sql`(${withId ? sql`${j.id}, ` : sql``}${j.type}, ${j.ref}, ${j.argsJson}, ${j.state}, ${j.parentId},
         ${j.isContainer ? 1 : 0}, ${j.pendingDeps}, ${j.pendingChildren}, ${j.group}, ${j.weight}, ${j.priority},
-        ${j.runAfter ? tx.dialect.timeParam(j.runAfter) : now}, ${j.maxAttempts}, ${j.timeoutMs}, ${j.key}, ${now}, ${now})`,
+        ${j.runAfter ? tx.dialect.timeParam(j.runAfter) : now}, ${j.maxAttempts}, ${j.timeoutMs}, ${j.key}, ${now}, ${now}${traced ? sql`, ${j.traceContext ?? null}` : sql``})`,
     );
     const result = await tx.run(sql`INSERT INTO jobs (${withId ? sql`id, ` : sql``}type, ref, args, state, parent_id,
       is_container, pending_deps, pending_children, group_key, weight, priority,
-      run_after, max_attempts, timeout_ms, job_key, created_at, updated_at)
+      run_after, max_attempts, timeout_ms, job_key, created_at, updated_at${traced ? sql`, trace_context` : sql``})
       VALUES ${sql.join(values)}`);
     if (withId) {
       chunk.forEach((j) => ids.push(j.id!));
@@ -113,18 +116,20 @@ async function insertJobsPostgres(tx: SqlExecutor, jobs: InsertableJob[]): Promi
     // Without reserved ids (no containers), the identity column assigns them; each row comes back
     // with its ref, unique within the graph (or it is a single job).
     const assigned = chunk[0].id === null;
+    const traced = isTraced(chunk);
+    const trace = traced ? sql`, trace_context` : sql``;
     const { rows } = await tx.run(sql`INSERT INTO jobs (${assigned ? sql`` : sql`id, `}type, ref, args, state, parent_id, is_container, pending_deps, pending_children,
-        group_key, weight, priority, run_after, max_attempts, timeout_ms, job_key, created_at, updated_at)
+        group_key, weight, priority, run_after, max_attempts, timeout_ms, job_key, created_at, updated_at${trace})
       SELECT ${assigned ? sql`` : sql`id, `}type, ref, args, state, parent_id, is_container, pending_deps, pending_children,
-        group_key, weight, priority, COALESCE(run_after, now()), max_attempts, timeout_ms, job_key, now(), now()
+        group_key, weight, priority, COALESCE(run_after, now()), max_attempts, timeout_ms, job_key, now(), now()${trace}
       FROM unnest(${col((j) => j.id)}::bigint[], ${col((j) => j.type)}::text[], ${col((j) => j.ref)}::text[],
         ${col((j) => j.argsJson)}::text[], ${col((j) => j.state)}::text[], ${col((j) => j.parentId)}::bigint[],
         ${col((j) => (j.isContainer ? 1 : 0))}::smallint[], ${col((j) => j.pendingDeps)}::int[], ${col((j) => j.pendingChildren)}::int[],
         ${col((j) => j.group)}::text[], ${col((j) => j.weight)}::int[], ${col((j) => j.priority)}::int[],
         ${col((j) => (j.runAfter ? j.runAfter.toISOString() : null))}::timestamptz[], ${col((j) => j.maxAttempts)}::int[],
-        ${col((j) => j.timeoutMs)}::int[], ${col((j) => j.key)}::text[])
+        ${col((j) => j.timeoutMs)}::int[], ${col((j) => j.key)}::text[]${traced ? sql`, ${col((j) => j.traceContext ?? null)}::text[]` : sql``})
       AS r (id, type, ref, args, state, parent_id, is_container, pending_deps, pending_children,
-        group_key, weight, priority, run_after, max_attempts, timeout_ms, job_key)
+        group_key, weight, priority, run_after, max_attempts, timeout_ms, job_key${trace})
       ${assigned ? sql`RETURNING id, ref` : sql``}`);
     if (!assigned) chunk.forEach((j) => ids.push(j.id!));
     else if (chunk.length === 1) ids.push(Number(rows[0].id));
@@ -137,6 +142,12 @@ async function insertJobsPostgres(tx: SqlExecutor, jobs: InsertableJob[]): Promi
 }
 
 const UNNEST_ROWS = 10_000;
+
+/** Some row carries a trace context (tracing on); otherwise the statements are what they were without tracing. */
+function isTraced(jobs: readonly InsertableJob[]): boolean {
+  for (const j of jobs) if (j.traceContext != null) return true;
+  return false;
+}
 
 /** MySQL only: parent ids are known after the insert. */
 export async function setParents(tx: SqlExecutor, pairs: Array<{ id: number; parentId: number }>): Promise<void> {

@@ -9,6 +9,14 @@ export interface Completion {
   resultJson: string;
   /** The job's container, known from the claim (a job's parent never changes). */
   parentId: number | null;
+  /** Tracing only (lib/instrumentation): the attempt's carrier, written with the result for dependents to link to. */
+  carrier?: string | null;
+}
+
+/** Some completion carries a trace context; without tracing the statements are what they always were. */
+function hasCarriers(items: readonly Completion[]): boolean {
+  for (const i of items) if (i.carrier) return true;
+  return false;
 }
 
 /**
@@ -23,17 +31,22 @@ export async function completeJobs(tx: SqlExecutor, owner: string, items: Comple
   const now = d.now();
   const sorted = [...items].sort((a, b) => a.id - b.id);
   const common = sql`state = 'done', progress = 100, finished_at = ${now}, lease_owner = NULL, lease_expires = NULL, updated_at = ${now}`;
+  const traced = hasCarriers(sorted);
   if (d.name === 'postgres') {
-    const { rows } = await tx.run(sql`UPDATE jobs SET result = v.result, ${common}
-      FROM (SELECT unnest(${sorted.map((i) => i.id)}::bigint[]) AS id, unnest(${sorted.map((i) => i.resultJson)}::text[]) AS result) v
+    const carriers = traced
+      ? { set: sql`trace_context = COALESCE(v.carrier, jobs.trace_context), `, col: sql`, unnest(${sorted.map((i) => i.carrier ?? null)}::text[]) AS carrier` }
+      : { set: sql``, col: sql`` };
+    const { rows } = await tx.run(sql`UPDATE jobs SET result = v.result, ${carriers.set}${common}
+      FROM (SELECT unnest(${sorted.map((i) => i.id)}::bigint[]) AS id, unnest(${sorted.map((i) => i.resultJson)}::text[]) AS result${carriers.col}) v
       WHERE jobs.id = v.id AND ${ownedBy(d, owner, 'jobs')}
       RETURNING jobs.id, jobs.parent_id`);
     return rows.map((r) => toSettled(r, 'done'));
   }
   const cases = sql.join(sorted.map((i) => sql`WHEN ${i.id} THEN ${i.resultJson}`), ' ');
+  const carrierCases = traced ? sql.join(sorted.filter((i) => i.carrier).map((i) => sql`WHEN ${i.id} THEN ${i.carrier}`), ' ') : null;
   const rows = await updateReturning(
     tx,
-    sql`result = CASE id ${cases} END, ${common}`,
+    sql`result = CASE id ${cases} END, ${carrierCases ? sql`trace_context = CASE id ${carrierCases} ELSE trace_context END, ` : sql``}${common}`,
     sql`id IN (${sql.list(sorted.map((i) => i.id))}) AND ${ownedBy(d, owner)}`,
     sql`id, parent_id`,
   );
@@ -51,6 +64,8 @@ export async function completeJobs(tx: SqlExecutor, owner: string, items: Comple
  */
 export function completeWithDependentsPostgres(owner: string, items: Completion[], notify: boolean): Sql {
   const sorted = [...items].sort((a, b) => a.id - b.id);
+  // Traced: the five-argument form (migration 15), which writes each attempt's carrier with its result.
+  const carriers = hasCarriers(sorted) ? sql`, ${sorted.map((i) => i.carrier ?? null)}::text[]` : sql``;
   return sql`SELECT kind, job FROM job_queue_complete(${owner}, ${sorted.map((i) => i.id)}::bigint[],
-    ${sorted.map((i) => i.resultJson)}::text[], ${notify})`;
+    ${sorted.map((i) => i.resultJson)}::text[], ${notify}${carriers})`;
 }

@@ -79,8 +79,8 @@ export class FinalizeService {
   }
 
   /** `attempt` (1-based) sets the backoff should the database refuse the result. */
-  complete(id: number, resultJson: string, parentId: number | null, attempt = 1): Promise<FinalizeResult> {
-    return this.enqueue({ completion: { id, resultJson, parentId }, attempt });
+  complete(id: number, resultJson: string, parentId: number | null, attempt = 1, carrier?: string | null): Promise<FinalizeResult> {
+    return this.enqueue({ completion: carrier ? { id, resultJson, parentId, carrier } : { id, resultJson, parentId }, attempt });
   }
 
   fail(attempt: FailedAttempt): Promise<FinalizeResult> {
@@ -236,6 +236,7 @@ function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
 
 /** What a pending outcome adds to its batch's statement. */
 function bytesOf(p: Pending): number {
-  return Buffer.byteLength(p.completion ? p.completion.resultJson : p.failure!.error.slice(0, MAX_ERROR_LENGTH), 'utf8');
+  if (p.completion) return Buffer.byteLength(p.completion.resultJson, 'utf8') + (p.completion.carrier?.length ?? 0);
+  return Buffer.byteLength(p.failure!.error.slice(0, MAX_ERROR_LENGTH), 'utf8');
 }
 

@@ -3,7 +3,7 @@ import type { SqlExecutor } from '../database/sql-executor';
 
 /**
  * SQLite: dependents one transaction counts down for a single done job. Past this, the job's
- * promotion goes to a cursor (migration 9) and runs in slices of this size, one transaction each:
+ * promotion goes to a cursor (SQLite migration 10) and runs in slices of this size, one transaction each:
  * about 20-50 ms of write lock per slice on a loaded machine instead of 1-2 s for 100,000.
  */
 export const PROMOTION_SLICE = 2_000;

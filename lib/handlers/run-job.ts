@@ -7,7 +7,8 @@ import type { RegisteredJobHandler } from './job-handler.registry';
 
 export type RunOutcome =
   | { kind: 'done'; resultJson: string }
-  | { kind: 'failed'; error: string; final: boolean }
+  /** `cause`: what the handler threw (or the timeout), for instrumentation to record. */
+  | { kind: 'failed'; error: string; final: boolean; cause?: unknown }
   /** Cancelled, lease lost or shutdown: nothing is written for this attempt. */
   | { kind: 'aborted'; reason: unknown };
 
@@ -54,22 +55,22 @@ export function runJob(
           const bytes = resultJson.length <= maxResultBytes / 3 ? resultJson.length : Buffer.byteLength(resultJson, 'utf8');
           if (bytes > maxResultBytes) {
             const tooLarge = new ResultTooLargeError(bytes, maxResultBytes);
-            settle({ kind: 'failed', error: `${tooLarge.name}: ${tooLarge.message}`, final: true });
+            settle({ kind: 'failed', error: `${tooLarge.name}: ${tooLarge.message}`, final: true, cause: tooLarge });
           } else settle({ kind: 'done', resultJson });
         } catch (err) {
-          settle({ kind: 'failed', error: describeError(err), final: false });
+          settle({ kind: 'failed', error: describeError(err), final: false, cause: err });
         }
       },
       (err: unknown) => {
         if (controller.aborted) settle(abortOutcome(controller.reason));
-        else settle({ kind: 'failed', error: describeError(err), final: err instanceof UnrecoverableJobError });
+        else settle({ kind: 'failed', error: describeError(err), final: err instanceof UnrecoverableJobError, cause: err });
       },
     );
   });
 }
 
 function abortOutcome(reason: unknown): RunOutcome {
-  if (reason instanceof JobTimeoutError) return { kind: 'failed', error: describeError(reason), final: false };
+  if (reason instanceof JobTimeoutError) return { kind: 'failed', error: describeError(reason), final: false, cause: reason };
   return { kind: 'aborted', reason };
 }
 

@@ -30,6 +30,9 @@ import { JobQueueNextGroupsProcedureMysql1766500000001 } from './mysql/176650000
 import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
 import { JobQueueReadyGroupsPlpgsqlPostgres1766500000001 } from './postgres/1766500000001-job-queue-ready-groups-plpgsql';
 import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
+import { JobQueueTraceContextPostgres1767100000001 } from './postgres/1767100000001-job-queue-trace-context';
+import { JobQueueTraceContextMysql1767100000001 } from './mysql/1767100000001-job-queue-trace-context';
+import { JobQueueTraceContextSqlite1767100000001 } from './sqlite/1767100000001-job-queue-trace-context';
 import { JobQueuePromotionCursorSqlite1767200000001 } from './sqlite/1767200000001-job-queue-promotion-cursor';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -48,6 +51,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueFindIndexesPostgres1766000000001,
     JobQueueSettledInCompletePostgres1766000000002,
     JobQueueReadyGroupsPlpgsqlPostgres1766500000001,
+    JobQueueTraceContextPostgres1767100000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -58,6 +62,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePausedMysql1765100000002,
     JobQueueSchedulesMysql1765500000001,
     JobQueueNextGroupsProcedureMysql1766500000001,
+    JobQueueTraceContextMysql1767100000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -68,6 +73,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueQueryIndexesSqlite1765100000001,
     JobQueuePausedSqlite1765100000002,
     JobQueueSchedulesSqlite1765500000001,
+    JobQueueTraceContextSqlite1767100000001,
     JobQueuePromotionCursorSqlite1767200000001,
   ],
 };

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ClaimService } from '../claim/claim.service';
 import type { ClaimedJob } from '../claim/claimed-job';
 import { isConnectionError, isTransientConflict } from '../database/db-errors';
@@ -17,6 +17,8 @@ import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
+import { JOB_QUEUE_INSTRUMENTATION, type AttemptOutcome, type JobQueueInstrumentation } from '../instrumentation/job-queue.instrumentation';
+import { readAttemptTraces } from '../instrumentation/trace-context.sql';
 
 interface InFlight {
   job: ClaimedJob;
@@ -66,6 +68,7 @@ export class SchedulerService {
     private readonly db: JobQueueDatabase,
     private readonly events: JobQueueEvents,
     private readonly paused: PausedWork,
+    @Optional() @Inject(JOB_QUEUE_INSTRUMENTATION) private readonly instrumentation?: JobQueueInstrumentation,
   ) {
     const owner = options.workerId;
     this.buffer = new PrefetchBuffer(options.prefetch);
@@ -253,6 +256,7 @@ export class SchedulerService {
         await this.handBack(jobs.filter((job) => this.paused.isPaused(job)));
         jobs = jobs.filter((job) => !this.paused.isPaused(job));
       }
+      if (this.instrumentation && jobs.length) await this.attachTraces(jobs);
       // Slots may have freed while the claim was in flight: start what fits, keep the rest.
       const fits = this.freeSlots();
       jobs.slice(0, fits).forEach((job) => this.dispatch(job));
@@ -275,7 +279,9 @@ export class SchedulerService {
     bump(this.inFlightByType, job.type, 1);
     const timeoutMs = job.timeoutMs ?? handler.options.timeoutMs ?? this.options.defaultTimeoutMs;
     const startedAt = Date.now();
-    entry.finished = runJob(job, handler, controller, timeoutMs, this.io, this.options.maxResultBytes).then(
+    const run = () => runJob(job, handler, controller, timeoutMs, this.io, this.options.maxResultBytes);
+    const attempt: Promise<AttemptOutcome> = this.instrumentation ? this.instrumented(job, run) : run();
+    entry.finished = attempt.then(
       (outcome) => {
         this.buffer.observe(Date.now() - startedAt);
         return this.afterRun(job, outcome);
@@ -284,13 +290,33 @@ export class SchedulerService {
     );
   }
 
-  private async afterRun(job: ClaimedJob, outcome: RunOutcome): Promise<void> {
+  /** The attempt inside the instrumentation's hooks; a hook that throws costs the trace, never the job. */
+  private instrumented(job: ClaimedJob, run: () => Promise<RunOutcome>): Promise<AttemptOutcome> {
+    try {
+      return this.instrumentation!.runAttempt(job, job.trace ?? NO_TRACE, run);
+    } catch (err) {
+      this.logger.warn(`instrumentation failed to start job ${job.id}'s attempt (${(err as Error).message}); running it untraced`);
+      return run();
+    }
+  }
+
+  /** One read per claimed batch, only with an instrumentation registered; links are lost, not jobs, if it fails. */
+  private async attachTraces(jobs: ClaimedJob[]): Promise<void> {
+    try {
+      const traces = await readAttemptTraces(this.db, jobs.map((j) => j.id));
+      for (const job of jobs) job.trace = traces.get(job.id);
+    } catch (err) {
+      this.logger.warn(`could not read the trace contexts of ${jobs.length} claimed job(s) (${(err as Error).message}); their spans start unlinked`);
+    }
+  }
+
+  private async afterRun(job: ClaimedJob, outcome: AttemptOutcome): Promise<void> {
     this.inFlight.delete(job.id);
     bump(this.inFlightByGroup, job.group, -1);
     bump(this.inFlightByType, job.type, -1);
     this.slotFreed(); // the slot is free now; the result is written in the background
     if (outcome.kind === 'done') {
-      await this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts);
+      await this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
     } else if (outcome.kind === 'failed') {
       await this.finalizer.fail({
         id: job.id,
@@ -316,6 +342,8 @@ export class SchedulerService {
     setTimeout(this.trigger, delay).unref();
   }
 }
+
+const NO_TRACE = { created: null, upstream: [] } as const;
 
 function bump(map: Map<string, number>, key: string, by: number): void {
   const n = (map.get(key) ?? 0) + by;

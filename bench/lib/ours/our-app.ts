@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Injectable, Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
+import { Injectable, Module, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   ClaimService,
@@ -25,8 +25,8 @@ export class NoopJobs {
 
 @Module({})
 class BenchQueueModule {
-  static with(options: JobQueueModuleOptions, withHandlers: boolean): DynamicModule {
-    return { module: BenchQueueModule, imports: [JobQueueModule.forRoot(options)], providers: withHandlers ? [NoopJobs] : [] };
+  static with(options: JobQueueModuleOptions, withHandlers: boolean, extra: Array<DynamicModule | Type> = []): DynamicModule {
+    return { module: BenchQueueModule, imports: [JobQueueModule.forRoot(options), ...extra], providers: withHandlers ? [NoopJobs] : [] };
   }
 }
 
@@ -49,15 +49,20 @@ export function ourOptions(dialect: Dialect, url: string, overrides: Partial<Job
  * plus, for a worker, a provider with the `noop` handler. An enqueue-only app passes
  * `worker: false` and no handlers.
  */
-export async function bootOurs(options: JobQueueModuleOptions, withHandlers = options.worker !== false): Promise<OurApp> {
+export async function bootOurs(
+  options: JobQueueModuleOptions,
+  withHandlers = options.worker !== false,
+  /** More modules next to the queue's (e.g. JobQueueTracingModule.forRoot()). */
+  extra: Array<DynamicModule | Type> = [],
+): Promise<OurApp> {
   const opts = withHandlers ? options : { externalTypes: ['noop'], ...options };
-  const app = await NestFactory.createApplicationContext(BenchQueueModule.with(opts, withHandlers), { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(BenchQueueModule.with(opts, withHandlers, extra), { logger: ['error', 'warn'] });
   return { app, queue: app.get(JobQueueService), claims: app.get(ClaimService), close: () => app.close() };
 }
 
 /** An enqueue-only app (worker: false) on the same database. */
-export function bootEnqueuer(dialect: Dialect, url: string): Promise<OurApp> {
-  return bootOurs({ dialect, url, worker: false }, false);
+export function bootEnqueuer(dialect: Dialect, url: string, extra: Array<DynamicModule | Type> = []): Promise<OurApp> {
+  return bootOurs({ dialect, url, worker: false }, false, extra);
 }
 
 /** Enqueues `count` independent no-op jobs with `enqueueGraph`, `chunk` nodes per call; returns their ids. */

@@ -1,3 +1,4 @@
+import type { DynamicModule } from '@nestjs/common';
 import type { JobQueueModuleOptions } from 'nestjs-sql-job-queue';
 import { ChildWorker } from '../child-worker';
 import type { BenchDatabase, Probe } from '../databases';
@@ -14,6 +15,21 @@ export interface OurSubjectOptions {
   processes?: number;
   /** Single-job enqueues go through the worker's own app (an in-process wake) instead of a separate enqueue-only app. */
   enqueueViaWorker?: boolean;
+  /**
+   * Tracing on, in this process only (processes 0): JobQueueTracingModule in both apps and a real
+   * SDK (see tracing-sdk.ts) installed for the run. Loaded only when asked, so the plain runs
+   * never import @opentelemetry. `sdk-only`: the SDK installed, the tracing module not imported
+   * (what an app that traces other things pays without tracing its jobs).
+   */
+  tracing?: boolean | 'sdk-only';
+  /** With `tracing`: head sampling ratio of the SDK (default 1, every trace recorded). */
+  tracingSampleRatio?: number;
+}
+
+async function loadTracing(sampleRatio?: number, sdkOnly = false): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
+  const [{ JobQueueTracingModule }, { installBenchTracing }] = await Promise.all([import('nestjs-sql-job-queue/tracing'), import('./tracing-sdk')]);
+  const sdk = installBenchTracing(sampleRatio);
+  return { modules: sdkOnly ? [] : [JobQueueTracingModule.forRoot()], uninstall: () => sdk.uninstall() };
 }
 
 /**
@@ -26,6 +42,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
     let worker: OurApp | undefined;
     let children: ChildWorker[] = [];
     let probe: Probe | undefined;
+    let tracing: { modules: DynamicModule[]; uninstall(): Promise<void> } | undefined;
     let rows: OurRows | undefined;
     let lo = Infinity;
     let hi = -Infinity;
@@ -35,7 +52,8 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
     return {
       label: o.label,
       async prepare() {
-        enqueuer = await bootEnqueuer(db.dialect, db.location); // runs the migrations
+        if (o.tracing) tracing = await loadTracing(o.tracingSampleRatio, o.tracing === 'sdk-only');
+        enqueuer = await bootEnqueuer(db.dialect, db.location, tracing?.modules); // runs the migrations
         probe = await db.probe();
         rows = new OurRows(probe, db.dialect);
       },
@@ -53,7 +71,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
       async startWorker() {
         const processes = o.processes ?? 0;
         if (processes === 0) {
-          worker = await bootOurs(moduleOptions(), true);
+          worker = await bootOurs(moduleOptions(), true, tracing?.modules);
           return;
         }
         children = (await Promise.all(Array.from({ length: processes }, () => ChildWorker.start('our-worker', { module: moduleOptions() })))).map(
@@ -72,6 +90,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
         await Promise.all(children.map((c) => c.stop()));
         await worker?.close();
         await enqueuer?.close();
+        await tracing?.uninstall();
       },
     };
   };

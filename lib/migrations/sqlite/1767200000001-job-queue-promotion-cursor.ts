@@ -1,7 +1,7 @@
 import { JobQueueMigration } from '../job-queue-migration';
 
 export class JobQueuePromotionCursorSqlite1767200000001 extends JobQueueMigration {
-  readonly version = 9;
+  readonly version = 10;
   readonly name = 'JobQueuePromotionCursor1767200000001';
   protected readonly upSql = [
     // A done job with more dependents than one slice counts them down in slices, one transaction

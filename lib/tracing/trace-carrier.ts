@@ -1,0 +1,103 @@
+import {
+  createTraceState,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  trace,
+  type Context,
+  type SpanContext,
+} from '@opentelemetry/api';
+
+/** The longest carrier stored (the `trace_context` column's documented bound). */
+export const MAX_CARRIER_LENGTH = 4_000;
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/**
+ * The stored form of a span's context: the JSON of what the app's propagator injects (W3C
+ * `traceparent`/`tracestate`, plus baggage or whatever else it is configured with). When no
+ * propagator is registered (an SDK set up without one) the W3C fields are written directly, so
+ * links still work. Null for a context without a valid span (no SDK: nothing is stored).
+ */
+export function injectCarrier(ctx: Context): string | null {
+  const spanContext = trace.getSpanContext(ctx);
+  if (!spanContext || !isSpanContextValid(spanContext)) return null;
+  const carrier: Record<string, string> = {};
+  propagation.inject(ctx, carrier);
+  if (!carrier.traceparent) Object.assign(carrier, w3cFields(spanContext));
+  const json = JSON.stringify(carrier);
+  return json.length <= MAX_CARRIER_LENGTH ? json : JSON.stringify(w3cFields(spanContext));
+}
+
+/** The context a stored carrier describes, or undefined if it holds no valid span context. */
+export function extractContext(stored: string | null | undefined): Context | undefined {
+  if (!stored) return undefined;
+  let carrier: unknown;
+  try {
+    carrier = JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+  if (typeof carrier !== 'object' || carrier === null) return undefined;
+  const fields = carrier as Record<string, unknown>;
+  let ctx = propagation.extract(ROOT_CONTEXT, fields);
+  if (!trace.getSpanContext(ctx)) {
+    const parsed = parseTraceparent(fields.traceparent, fields.tracestate);
+    if (parsed) ctx = trace.setSpanContext(ctx, parsed);
+  }
+  const spanContext = trace.getSpanContext(ctx);
+  return spanContext && isSpanContextValid(spanContext) ? ctx : undefined;
+}
+
+/**
+ * A completed attempt's carrier: only the W3C fields, written directly. Its sole reader is a
+ * dependent's link (a span context, no baggage), and the propagation API's inject was a fifth
+ * of the attempt's tracing CPU.
+ */
+export function spanCarrier(spanContext: SpanContext): string | null {
+  return isSpanContextValid(spanContext) ? JSON.stringify(w3cFields(spanContext)) : null;
+}
+
+/**
+ * The span context a stored carrier names, for a link: W3C fields parsed directly (what this
+ * module writes, whatever the propagator), else through the registered propagator.
+ */
+export function linkedSpanContext(stored: string | null | undefined): SpanContext | undefined {
+  if (!stored) return undefined;
+  let carrier: unknown;
+  try {
+    carrier = JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+  if (typeof carrier !== 'object' || carrier === null) return undefined;
+  const fields = carrier as Record<string, unknown>;
+  const direct = parseTraceparent(fields.traceparent, fields.tracestate);
+  if (direct) return direct;
+  const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, fields));
+  return spanContext && isSpanContextValid(spanContext) ? spanContext : undefined;
+}
+
+/** W3C Trace Context fields of a span context. */
+export function w3cFields(spanContext: SpanContext): Record<string, string> {
+  const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, '0');
+  const fields: Record<string, string> = { traceparent: `00-${spanContext.traceId}-${spanContext.spanId}-${flags}` };
+  const state = spanContext.traceState?.serialize();
+  if (state) fields.tracestate = state;
+  return fields;
+}
+
+/** A remote span context from W3C fields, or undefined if `traceparent` is not version 00 and valid. */
+export function parseTraceparent(traceparent: unknown, tracestate?: unknown): SpanContext | undefined {
+  if (typeof traceparent !== 'string') return undefined;
+  const m = TRACEPARENT.exec(traceparent.trim());
+  if (!m) return undefined;
+  const spanContext: SpanContext = {
+    traceId: m[1],
+    spanId: m[2],
+    traceFlags: parseInt(m[3], 16),
+    isRemote: true,
+    traceState: typeof tracestate === 'string' && tracestate ? createTraceState(tracestate) : undefined,
+  };
+  return isSpanContextValid(spanContext) ? spanContext : undefined;
+}

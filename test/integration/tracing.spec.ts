@@ -1,0 +1,321 @@
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ProxyTracerProvider, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { JobHandler, JobQueueModule, JobQueueService, type JobContext, type JobQueueModuleOptions } from 'nestjs-sql-job-queue';
+import { JobQueueTracingModule, MESSAGING_SYSTEM, type JobQueueTracingOptions } from 'nestjs-sql-job-queue/tracing';
+import { describeDialects } from '../support/describe-dialects';
+import type { TestDatabase } from '../support/test-databases';
+import { installTracingSdk, type SpanRecord } from '../support/tracing-sdk';
+import { WorkerProcess } from '../support/worker-process';
+
+const seen = { flaky: 0 };
+
+@Injectable()
+class TracedJobs {
+  @JobHandler('fetch')
+  async fetch(): Promise<string> {
+    return 'page';
+  }
+
+  @JobHandler('render')
+  async render(_args: unknown, ctx: JobContext): Promise<string> {
+    // The user's own spans nest under the attempt's span (the handler runs in its context).
+    return trace.getTracer('user').startActiveSpan('render user work', async (span) => {
+      const up = await ctx.upstream<{ fetch: string }>();
+      span.end();
+      return `rendered ${up.fetch}`;
+    });
+  }
+
+  @JobHandler('mail')
+  async mail(): Promise<void> {}
+
+  @JobHandler('flaky', { maxAttempts: 2 })
+  async flaky(): Promise<string> {
+    if (++seen.flaky === 1) throw new Error('first attempt fails');
+    return 'second attempt';
+  }
+
+  @JobHandler('doomed', { maxAttempts: 1 })
+  async doomed(): Promise<void> {
+    throw new TypeError('always fails');
+  }
+}
+
+async function startApp(db: TestDatabase, options: Partial<JobQueueModuleOptions> = {}, tracing: JobQueueTracingOptions | false = {}) {
+  const module = await Test.createTestingModule({
+    imports: [
+      JobQueueModule.forRoot(db.options({ pollIntervalMs: 50, retryBackoff: { baseMs: 10 }, ...options }) as never),
+      ...(tracing ? [JobQueueTracingModule.forRoot(tracing)] : []),
+    ],
+    providers: [TracedJobs],
+  }).compile();
+  await module.init();
+  const queue = module.get(JobQueueService);
+  return { module, queue, close: () => module.close() };
+}
+
+const byName = (spans: SpanRecord[], name: string) => spans.filter((s) => s.name === name);
+const one = (spans: SpanRecord[], name: string) => {
+  const found = byName(spans, name);
+  expect(found).toHaveLength(1);
+  return found[0];
+};
+const linkTo = (span: SpanRecord) => expect.objectContaining({ traceId: span.traceId, spanId: span.spanId });
+
+describeDialects('OpenTelemetry tracing', (db) => {
+  let sdk: ReturnType<typeof installTracingSdk>;
+  beforeAll(() => (sdk = installTracingSdk()));
+  afterAll(() => sdk.shutdown());
+  beforeEach(() => sdk.exporter.reset());
+
+  it('a 3-node graph: a PRODUCER span per job under the caller, a CONSUMER span per attempt linked to its creation and to its upstreams', async () => {
+    const app = await startApp(db, {}, { producerSpans: 'per-job' });
+    try {
+      const ids = await trace.getTracer('test').startActiveSpan('request', async (span) => {
+        const out = await app.queue.enqueueGraph([
+          { ref: 'fetch', type: 'fetch', group: 'tenant-a' },
+          { ref: 'render', type: 'render', dependsOn: ['fetch'], group: 'tenant-a' },
+          { ref: 'mail', type: 'mail', dependsOn: ['fetch', 'render'], group: 'tenant-a' },
+        ]);
+        span.end();
+        return out;
+      });
+      expect(await app.queue.waitFor(ids.mail, { timeoutMs: 20_000 })).toMatchObject({ state: 'done' });
+      await waitForSpans(() => byName(sdk.spans(), 'process mail').length === 1);
+      const spans = sdk.spans();
+      const request = one(spans, 'request');
+
+      const created: Record<string, SpanRecord> = {};
+      for (const type of ['fetch', 'render', 'mail'] as const) {
+        const span = (created[type] = one(spans, `create ${type}`));
+        expect(span).toMatchObject({ kind: SpanKind.PRODUCER, traceId: request.traceId, parentSpanId: request.spanId });
+        expect(span.attributes).toMatchObject({
+          'messaging.system.name': MESSAGING_SYSTEM,
+          'messaging.operation.type': 'create',
+          'messaging.destination.name': type,
+          'messaging.message.id': String(ids[type]),
+          'job_queue.group': 'tenant-a',
+          'job_queue.ref': type,
+        });
+      }
+      const processed: Record<string, SpanRecord> = {};
+      for (const type of ['fetch', 'render', 'mail'] as const) {
+        const span = (processed[type] = one(spans, `process ${type}`));
+        expect(span.kind).toBe(SpanKind.CONSUMER);
+        expect(span.parentSpanId).toBeUndefined(); // a trace of its own (consumerParent: 'none')
+        expect(span.status.code).toBe(SpanStatusCode.UNSET);
+        expect(span.attributes).toEqual({
+          'messaging.system.name': MESSAGING_SYSTEM,
+          'messaging.operation.type': 'process',
+          'messaging.operation.name': 'process',
+          'messaging.destination.name': type,
+          'messaging.message.id': String(ids[type]),
+          'job_queue.group': 'tenant-a',
+          'job_queue.attempt': 1,
+          'job_queue.max_attempts': 3,
+          'job_queue.outcome': 'done',
+        });
+      }
+      // Creation link first, then one per upstream attempt (by job id), so a viewer walks the DAG.
+      expect(processed.fetch.links).toEqual([{ ...pick(created.fetch), attributes: { 'job_queue.link': 'created' } }]);
+      expect(processed.render.links).toEqual([
+        { ...pick(created.render), attributes: { 'job_queue.link': 'created' } },
+        { ...pick(processed.fetch), attributes: { 'job_queue.link': 'upstream', 'messaging.message.id': String(ids.fetch) } },
+      ]);
+      expect(processed.mail.links).toEqual([
+        { ...pick(created.mail), attributes: { 'job_queue.link': 'created' } },
+        { ...pick(processed.fetch), attributes: { 'job_queue.link': 'upstream', 'messaging.message.id': String(ids.fetch) } },
+        { ...pick(processed.render), attributes: { 'job_queue.link': 'upstream', 'messaging.message.id': String(ids.render) } },
+      ]);
+      // The handler's own span is a child of its attempt's span.
+      const user = one(spans, 'render user work');
+      expect(user).toMatchObject({ traceId: processed.render.traceId, parentSpanId: processed.render.spanId });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('jobs inside a container (the transactional finalize) link the same way; the container gets no span', async () => {
+    const app = await startApp(db);
+    try {
+      const ids = await app.queue.enqueueGraph([
+        { ref: 'batch', type: 'batch' },
+        { ref: 'fetch', type: 'fetch', parent: 'batch' },
+        { ref: 'render', type: 'render', parent: 'batch', dependsOn: ['fetch'] },
+      ]);
+      expect(await app.queue.waitFor(ids.batch, { timeoutMs: 20_000 })).toMatchObject({ state: 'done' });
+      await waitForSpans(() => byName(sdk.spans(), 'process render').length === 1);
+      const spans = sdk.spans();
+      const created = one(spans, 'create');
+      expect(created.attributes['messaging.batch.message_count']).toBe(2);
+      const fetch = one(spans, 'process fetch');
+      expect(one(spans, 'process render').links).toEqual([
+        { ...pick(created), attributes: { 'job_queue.link': 'created' } },
+        { ...pick(fetch), attributes: { 'job_queue.link': 'upstream', 'messaging.message.id': String(ids.fetch) } },
+      ]);
+      expect(spans.filter((s) => s.name.endsWith(' batch'))).toEqual([]);
+      const [stored] = await traceContexts(app.module, [ids.fetch]);
+      expect(JSON.parse(stored!)).toEqual({ traceparent: `00-${fetch.traceId}-${fetch.spanId}-01` });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a failed attempt ends its span with an error status and the exception; the retry is a second span; failing for good too', async () => {
+    seen.flaky = 0;
+    const app = await startApp(db);
+    try {
+      const flaky = await app.queue.enqueue({ type: 'flaky' });
+      const doomed = await app.queue.enqueue({ type: 'doomed' });
+      expect(await app.queue.waitFor(flaky.id, { timeoutMs: 20_000 })).toMatchObject({ state: 'done', attempts: 2 });
+      expect(await app.queue.waitFor(doomed.id, { timeoutMs: 20_000 })).toMatchObject({ state: 'failed' });
+      await waitForSpans(() => byName(sdk.spans(), 'process flaky').length === 2 && byName(sdk.spans(), 'process doomed').length === 1);
+      const spans = sdk.spans();
+      const created = one(spans, 'create flaky');
+      const [first, second] = byName(spans, 'process flaky').sort((a, b) => Number(a.attributes['job_queue.attempt']) - Number(b.attributes['job_queue.attempt']));
+      expect(first.attributes).toMatchObject({ 'job_queue.attempt': 1, 'job_queue.outcome': 'retrying', 'messaging.message.id': String(flaky.id) });
+      expect(first.status).toEqual({ code: SpanStatusCode.ERROR, message: 'Error: first attempt fails' });
+      expect(first.events).toEqual(['exception']);
+      expect(second.attributes).toMatchObject({ 'job_queue.attempt': 2, 'job_queue.outcome': 'done' });
+      expect(second.status.code).toBe(SpanStatusCode.UNSET);
+      // Both attempts link to the one creation (a failed attempt leaves the stored context alone).
+      for (const attempt of [first, second]) expect(attempt.links).toEqual([{ ...pick(created), attributes: { 'job_queue.link': 'created' } }]);
+      const dead = one(spans, 'process doomed');
+      expect(dead.attributes).toMatchObject({ 'job_queue.attempt': 1, 'job_queue.outcome': 'failed' });
+      expect(dead.status).toEqual({ code: SpanStatusCode.ERROR, message: 'TypeError: always fails' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('writes no trace context without the tracing module, nor with it and no SDK, and the jobs run the same', async () => {
+    const plain = await startApp(db, {}, false);
+    const noSdk = await startApp(db, {}, { tracerProvider: new ProxyTracerProvider() }); // what the API gives without an SDK
+    try {
+      for (const app of [plain, noSdk]) {
+        const ids = await app.queue.enqueueGraph([
+          { ref: 'fetch', type: 'fetch' },
+          { ref: 'render', type: 'render', dependsOn: ['fetch'] },
+        ]);
+        const single = await app.queue.enqueue({ type: 'mail' });
+        expect(await app.queue.waitFor(ids.render, { timeoutMs: 20_000 })).toMatchObject({ state: 'done', result: 'rendered page' });
+        await app.queue.waitFor(single.id, { timeoutMs: 20_000 });
+        const rows = await app.module.get(JobQueueService).find({ state: ['done'] }, { limit: 500 });
+        expect(rows.jobs.length).toBeGreaterThanOrEqual(3);
+        const stored = await traceContexts(app.module, [ids.fetch, ids.render, single.id]);
+        expect(stored).toEqual([null, null, null]);
+      }
+      // Only the user span of the handler (the global SDK is installed); no queue spans.
+      expect(sdk.spans().filter((s) => /^(create|process) /.test(s.name))).toEqual([]);
+    } finally {
+      await plain.close();
+      await noSdk.close();
+    }
+  });
+
+  it('per-call producer spans (the default): one span for the graph, every job links to it; a single enqueue names its job', async () => {
+    const app = await startApp(db);
+    try {
+      const ids = await trace.getTracer('test').startActiveSpan('request', async (span) => {
+        const out = await app.queue.enqueueGraph([
+          { ref: 'fetch', type: 'fetch' },
+          { ref: 'render', type: 'render', dependsOn: ['fetch'] },
+        ]);
+        span.end();
+        return out;
+      });
+      const single = await app.queue.enqueue({ type: 'mail', group: 'g1' });
+      await app.queue.waitFor(ids.render, { timeoutMs: 20_000 });
+      await app.queue.waitFor(single.id, { timeoutMs: 20_000 });
+      await waitForSpans(() => byName(sdk.spans(), 'process render').length === 1 && byName(sdk.spans(), 'process mail').length === 1);
+      const spans = sdk.spans();
+      const request = one(spans, 'request');
+      const created = one(spans, 'create');
+      expect(created).toMatchObject({ kind: SpanKind.PRODUCER, parentSpanId: request.spanId });
+      expect(created.attributes).toEqual({
+        'messaging.system.name': MESSAGING_SYSTEM,
+        'messaging.operation.type': 'create',
+        'messaging.operation.name': 'create',
+        'messaging.batch.message_count': 2,
+      });
+      const fetch = one(spans, 'process fetch');
+      expect(fetch.links).toEqual([{ ...pick(created), attributes: { 'job_queue.link': 'created' } }]);
+      expect(one(spans, 'process render').links).toEqual([
+        { ...pick(created), attributes: { 'job_queue.link': 'created' } },
+        { ...pick(fetch), attributes: { 'job_queue.link': 'upstream', 'messaging.message.id': String(ids.fetch) } },
+      ]);
+      const createdMail = one(spans, 'create mail');
+      expect(createdMail.attributes).toMatchObject({ 'messaging.destination.name': 'mail', 'messaging.message.id': String(single.id), 'messaging.batch.message_count': 1 });
+      expect(one(spans, 'process mail').links).toEqual([{ ...pick(createdMail), attributes: { 'job_queue.link': 'created' } }]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('consumerParent "creation": the attempt is a child of its enqueue', async () => {
+    const app = await startApp(db, {}, { consumerParent: 'creation' });
+    try {
+      const job = await app.queue.enqueue({ type: 'mail' });
+      await app.queue.waitFor(job.id, { timeoutMs: 20_000 });
+      await waitForSpans(() => byName(sdk.spans(), 'process mail').length === 1);
+      const spans = sdk.spans();
+      const created = one(spans, 'create mail');
+      expect(one(spans, 'process mail')).toMatchObject({ traceId: created.traceId, parentSpanId: created.spanId });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a job enqueued here and run by another worker process links to this process\'s producer span', async () => {
+    const producer = await startApp(db, { worker: false, externalTypes: ['remote'] });
+    const worker = new WorkerProcess('tracing.worker', { ...db.options({ pollIntervalMs: 50 }) });
+    try {
+      await worker.waitFor('ready');
+      const ids = await producer.queue.enqueueGraph([
+        { ref: 'a', type: 'remote' },
+        { ref: 'b', type: 'remote', dependsOn: ['a'] },
+      ]);
+      await producer.queue.waitFor(ids.b, { timeoutMs: 30_000 });
+      const created = one(sdk.spans(), 'create remote'); // per call: one for the graph
+      let remote: SpanRecord[] = [];
+      for (let i = 0; i < 50 && remote.filter((s) => s.name === 'process remote').length < 2; i++) {
+        worker.messages.splice(0, worker.messages.length, ...worker.messages.filter((m) => m.type !== 'spans'));
+        worker.send('spans');
+        remote = (await worker.waitFor('spans')).spans as SpanRecord[];
+        if (remote.filter((s) => s.name === 'process remote').length < 2) await new Promise((r) => setTimeout(r, 100));
+      }
+      const processA = remote.find((s) => s.name === 'process remote' && s.attributes['messaging.message.id'] === String(ids.a))!;
+      const processB = remote.find((s) => s.name === 'process remote' && s.attributes['messaging.message.id'] === String(ids.b))!;
+      expect(processA.links).toEqual([linkTo(created)]);
+      expect(processB.links).toEqual([linkTo(created), linkTo(processA)]);
+      expect(processA.traceId).not.toBe(created.traceId); // its own trace, linked
+      const user = remote.filter((s) => s.name === 'remote user work');
+      expect(user.map((s) => s.parentSpanId).sort()).toEqual([processA.spanId, processB.spanId].sort());
+    } finally {
+      worker.send('stop');
+      await worker.exited;
+      await producer.close();
+    }
+  });
+});
+
+function pick(span: SpanRecord) {
+  return { traceId: span.traceId, spanId: span.spanId };
+}
+
+async function waitForSpans(done: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('spans did not arrive');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function traceContexts(module: { get<T>(token: unknown): T }, ids: number[]): Promise<Array<string | null>> {
+  const { JobQueueDatabase } = await import('../../lib/database/job-queue.database');
+  const { sql } = await import('../../lib/database/sql');
+  const db = module.get<InstanceType<typeof JobQueueDatabase>>(JobQueueDatabase);
+  const { rows } = await db.run(sql`SELECT id, trace_context FROM jobs WHERE id IN (${sql.list(ids)}) ORDER BY id`);
+  return rows.map((r) => (r.trace_context == null ? null : String(r.trace_context)));
+}

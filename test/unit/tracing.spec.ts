@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { context, createTraceState, propagation, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { extractContext, injectCarrier, MAX_CARRIER_LENGTH, parseTraceparent, w3cFields } from '../../lib/tracing/trace-carrier';
+import { attemptOutcome, producerSpanName } from '../../lib/tracing/tracing.attributes';
+import { InvalidTracingOptionError, resolveTracingOptions } from '../../lib/tracing/tracing.options';
+
+const SPAN = {
+  traceId: '0af7651916cd43dd8448eb211c80319c',
+  spanId: 'b7ad6b7169203331',
+  traceFlags: TraceFlags.SAMPLED,
+  traceState: createTraceState('vendor=1,other=two'),
+};
+
+describe('trace carriers', () => {
+  afterEach(() => propagation.disable());
+
+  it('writes W3C traceparent/tracestate itself when no propagator is registered, and reads them back', () => {
+    const stored = injectCarrier(trace.setSpanContext(ROOT_CONTEXT, SPAN));
+    expect(JSON.parse(stored!)).toEqual({ traceparent: `00-${SPAN.traceId}-${SPAN.spanId}-01`, tracestate: 'vendor=1,other=two' });
+    const back = trace.getSpanContext(extractContext(stored)!)!;
+    expect(back).toMatchObject({ traceId: SPAN.traceId, spanId: SPAN.spanId, traceFlags: 1, isRemote: true });
+    expect(back.traceState!.serialize()).toBe('vendor=1,other=two');
+  });
+
+  it('uses the registered propagator (what the app configured) when there is one', () => {
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    const stored = injectCarrier(trace.setSpanContext(ROOT_CONTEXT, { ...SPAN, traceFlags: TraceFlags.NONE }));
+    expect(JSON.parse(stored!).traceparent).toBe(`00-${SPAN.traceId}-${SPAN.spanId}-00`);
+    expect(trace.getSpanContext(extractContext(stored)!)).toMatchObject({ traceId: SPAN.traceId, spanId: SPAN.spanId, traceFlags: 0 });
+  });
+
+  it('stores nothing for a context without a valid span (no SDK)', () => {
+    expect(injectCarrier(ROOT_CONTEXT)).toBeNull();
+    expect(injectCarrier(context.active())).toBeNull();
+    expect(injectCarrier(trace.setSpanContext(ROOT_CONTEXT, { traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 0 }))).toBeNull();
+  });
+
+  it('keeps only the W3C fields when a propagator injects more than the column holds', () => {
+    propagation.setGlobalPropagator({
+      inject: (_ctx, carrier: Record<string, string>) => Object.assign(carrier, { baggage: 'x'.repeat(MAX_CARRIER_LENGTH) }),
+      extract: (ctx) => ctx,
+      fields: () => ['baggage'],
+    });
+    const stored = injectCarrier(trace.setSpanContext(ROOT_CONTEXT, SPAN))!;
+    expect(stored.length).toBeLessThanOrEqual(MAX_CARRIER_LENGTH);
+    expect(JSON.parse(stored)).toEqual(w3cFields(SPAN));
+  });
+
+  it.each([null, undefined, '', 'not json', '42', '{}', '{"traceparent":"01-abc"}', `{"traceparent":"00-${'0'.repeat(32)}-${SPAN.spanId}-01"}`])(
+    'reads nothing from %p',
+    (stored) => expect(extractContext(stored as string | null)).toBeUndefined(),
+  );
+
+  it('parses only valid version-00 traceparents', () => {
+    expect(parseTraceparent(`00-${SPAN.traceId}-${SPAN.spanId}-01`)).toMatchObject({ traceId: SPAN.traceId, traceFlags: 1 });
+    expect(parseTraceparent(`00-${SPAN.traceId.toUpperCase()}-${SPAN.spanId}-01`)).toBeUndefined();
+    expect(parseTraceparent(`00-${SPAN.traceId}-${'0'.repeat(16)}-01`)).toBeUndefined();
+    expect(parseTraceparent(42)).toBeUndefined();
+  });
+});
+
+describe('tracing names and options', () => {
+  it('names producer spans by type, and a mixed graph plainly', () => {
+    expect(producerSpanName(['render'])).toBe('create render');
+    expect(producerSpanName(['render', 'render'])).toBe('create render');
+    expect(producerSpanName(['render', 'mail'])).toBe('create');
+  });
+
+  it('tells a retried attempt from a final failure', () => {
+    expect(attemptOutcome({ kind: 'done' }, 1, 3)).toBe('done');
+    expect(attemptOutcome({ kind: 'failed', final: false }, 1, 3)).toBe('retrying');
+    expect(attemptOutcome({ kind: 'failed', final: false }, 3, 3)).toBe('failed');
+    expect(attemptOutcome({ kind: 'failed', final: true }, 1, 3)).toBe('failed');
+    expect(attemptOutcome({ kind: 'aborted' }, 1, 3)).toBe('aborted');
+  });
+
+  it('defaults, and refuses bad options with a typed error', () => {
+    expect(resolveTracingOptions()).toEqual({ tracerProvider: undefined, producerSpans: 'per-call', consumerParent: 'none' });
+    expect(() => resolveTracingOptions({ producerSpans: 'each' as never })).toThrow(InvalidTracingOptionError);
+    expect(() => resolveTracingOptions({ consumerParent: 'parent' as never })).toThrow(/consumerParent.*'none' or 'creation'/);
+    expect(() => resolveTracingOptions({ tracerProvider: {} as never })).toThrow(/tracerProvider/);
+  });
+});
+
+describe('the core and @opentelemetry/api', () => {
+  it('nothing lib/index.ts imports, directly or not, imports @opentelemetry or lib/tracing', () => {
+    const root = resolve('lib');
+    const seen = new Set<string>();
+    const offenders: string[] = [];
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      if (file.startsWith(join(root, 'tracing'))) offenders.push(relative(root, file));
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)) {
+        const spec = m[1];
+        if (spec.startsWith('@opentelemetry')) offenders.push(`${relative(root, file)} -> ${spec}`);
+        if (!spec.startsWith('.')) continue;
+        const base = resolve(dirname(file), spec);
+        const candidates = [`${base}.ts`, join(base, 'index.ts')];
+        const found = candidates.find((c) => {
+          try {
+            readFileSync(c);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        if (found) visit(found);
+      }
+    };
+    visit(join(root, 'index.ts'));
+    expect(seen.size).toBeGreaterThan(50);
+    expect(offenders).toEqual([]);
+  });
+});
