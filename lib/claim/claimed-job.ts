@@ -19,10 +19,12 @@ export interface ClaimedJob {
   priority: number;
   parentId: number | null;
   timeoutMs: number | null;
+  /** `run_after` as the driver returned it (Date or text), parsed only when a lifecycle sink wants the wait. */
+  readyAt?: unknown;
 }
 
 /** The select list a claim returns, the same on every dialect. */
-export const CLAIMED_COLUMNS = sql`id, type, args, attempts, max_attempts, group_key, priority, parent_id, timeout_ms`;
+export const CLAIMED_COLUMNS = sql`id, type, args, attempts, max_attempts, group_key, priority, parent_id, timeout_ms, run_after`;
 
 export function toClaimedJob(row: Row): ClaimedJob {
   return {
@@ -35,5 +37,6 @@ export function toClaimedJob(row: Row): ClaimedJob {
     priority: Number(row.priority),
     parentId: row.parent_id == null ? null : Number(row.parent_id),
     timeoutMs: row.timeout_ms == null ? null : Number(row.timeout_ms),
+    readyAt: row.run_after,
   };
 }
