@@ -13,6 +13,8 @@ module.exports = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^nestjs-sql-job-queue$': '<rootDir>/lib/index.ts',
     '^nestjs-sql-job-queue/dashboard$': '<rootDir>/lib/dashboard/index.ts',
     '^nestjs-sql-job-queue/testing$': '<rootDir>/lib/testing/index.ts',
+    '^nestjs-sql-job-queue/metrics$': '<rootDir>/lib/metrics/index.ts',
+    '^nestjs-sql-job-queue/health$': '<rootDir>/lib/health/index.ts',
   },
   globalSetup: '<rootDir>/test/support/global-setup.cjs',
   reporters: ['default', '<rootDir>/test/support/dialect-summary.reporter.cjs'],
