@@ -3,7 +3,7 @@ import { ChildWorker } from '../child-worker';
 import type { BenchDatabase, Probe } from '../databases';
 import { ExecutionLog, mergeSnapshots, type ExecutionSnapshot } from '../execution-log';
 import type { Subject, SubjectFactory } from '../subject';
-import { bootEnqueuer, bootOurs, enqueueNoops, ourOptions, type OurApp } from './our-app';
+import { bootEnqueuer, bootOurs, enqueueNoops, ourOptions, type Observe, type OurApp } from './our-app';
 import { OurRows } from './our-rows';
 
 export interface OurSubjectOptions {
@@ -14,6 +14,8 @@ export interface OurSubjectOptions {
   processes?: number;
   /** Single-job enqueues go through the worker's own app (an in-process wake) instead of a separate enqueue-only app. */
   enqueueViaWorker?: boolean;
+  /** Observability on in the in-process apps (see Observe in our-app). */
+  observe?: Observe;
 }
 
 /**
@@ -35,7 +37,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
     return {
       label: o.label,
       async prepare() {
-        enqueuer = await bootEnqueuer(db.dialect, db.location); // runs the migrations
+        enqueuer = await bootEnqueuer(db.dialect, db.location, o.observe); // runs the migrations
         probe = await db.probe();
         rows = new OurRows(probe, db.dialect);
       },
@@ -53,7 +55,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
       async startWorker() {
         const processes = o.processes ?? 0;
         if (processes === 0) {
-          worker = await bootOurs(moduleOptions(), true);
+          worker = await bootOurs(moduleOptions(), true, o.observe);
           return;
         }
         children = (await Promise.all(Array.from({ length: processes }, () => ChildWorker.start('our-worker', { module: moduleOptions() })))).map(
