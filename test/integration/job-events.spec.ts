@@ -2,7 +2,9 @@ import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
-import { JOB_QUEUE_DATA_SOURCE, JobLifecycle, OnJobEvent, type GraphNode, type JobEventDetail, type JobView } from '../../lib';
+import { EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
+import { Test } from '@nestjs/testing';
+import { JOB_QUEUE_DATA_SOURCE, JobEventEmitterMissingError, JobLifecycle, JobQueueModule, JobQueueService, OnJobEvent, type GraphNode, type JobEventDetail, type JobView } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp } from '../support/queue-app';
 import { WorkerProcess } from '../support/worker-process';
@@ -161,3 +163,39 @@ describeDialects('@OnJobEvent lifecycle events', (db) => {
     }
   });
 });
+
+@Injectable()
+class EmitterListener {
+  static heard: Array<[string, number]> = [];
+  @OnEvent('job-queue.enqueued')
+  onEnqueued(job: JobView, detail: JobEventDetail) {
+    EmitterListener.heard.push([detail.event, job.id]);
+  }
+}
+
+describeDialects('@OnJobEvent forwarding to EventEmitter2', (db) => {
+  it('events: { emitter: true } emits job-queue.<event> on the app\'s EventEmitter2', async () => {
+    EmitterListener.heard = [];
+    const module = await Test.createTestingModule({
+      imports: [EventEmitterModule.forRoot(), JobQueueModule.forRoot(db.options({ worker: false, externalTypes: TYPES, events: { emitter: true } }) as never)],
+      providers: [EmitterListener],
+    }).compile();
+    const app = module.createNestApplication({ logger: ['error'] });
+    await app.init();
+    try {
+      const job = await app.get(JobQueueService).enqueue({ type: 'ev-ok' });
+      await until(() => EmitterListener.heard.length >= 1, 5_000, 'job-queue.enqueued');
+      expect(EmitterListener.heard).toEqual([['enqueued', job.id]]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('fails start-up with a clear error when no EventEmitter2 is registered', async () => {
+    const module = await Test.createTestingModule({
+      imports: [JobQueueModule.forRoot(db.options({ worker: false, externalTypes: TYPES, events: { emitter: true } }) as never)],
+    }).compile();
+    await expect(module.init()).rejects.toBeInstanceOf(JobEventEmitterMissingError);
+    await module.close().catch(() => undefined);
+  });
+}, ['sqlite']);
