@@ -9,6 +9,12 @@ import type { JobSignal, JobSignalSink } from './job-signal';
 import { readJobViews } from './job-views.sql';
 
 const SETTLED_EVENT = { done: 'completed', failed: 'failed', cancelled: 'cancelled' } as const;
+/**
+ * When a sink needs job views, reports are gathered this long before a flush, so that one read
+ * serves many jobs (per setImmediate it was one query per finalize batch: ~40% of a no-op job's
+ * throughput with a `completed` listener). Without views, a flush follows the next turn.
+ */
+const VIEW_BATCH_MS = 25;
 
 /**
  * The lifecycle reports of this process: the code that commits a change (enqueue, claim,
@@ -99,8 +105,13 @@ export class JobLifecycle {
   private report(signals: JobSignal[]): void {
     if (!this.active) return;
     for (const s of signals) this.queue.push(s);
-    // setImmediate: after the reporting code's turn, so a listener never runs inside it.
-    if (!this.flushing) this.flushing = new Promise((r) => setImmediate(r)).then(() => this.flush());
+    // Never in the reporting code's turn, so a listener never runs inside a claim or finalize.
+    if (!this.flushing) {
+      const wait = this.sinks.some((k) => k.needsView(signals[0].event))
+        ? new Promise((r) => setTimeout(r, VIEW_BATCH_MS))
+        : new Promise((r) => setImmediate(r));
+      this.flushing = wait.then(() => this.flush());
+    }
   }
 
   private async flush(): Promise<void> {
