@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { JOB_QUEUE_DATA_SOURCE, JobEventEmitterMissingError, JobLifecycle, JobQueueModule, JobQueueService, OnJobEvent, type GraphNode, type JobEventDetail, type JobView } from '../../lib';
+import { InvalidJobEventListenerError, JOB_QUEUE_DATA_SOURCE, JobEventEmitterMissingError, JobLifecycle, JobQueueModule, JobQueueService, OnJobEvent, type GraphNode, type JobEventDetail, type JobView } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp } from '../support/queue-app';
 import { WorkerProcess } from '../support/worker-process';
@@ -189,6 +189,20 @@ describeDialects('@OnJobEvent forwarding to EventEmitter2', (db) => {
     } finally {
       await app.close();
     }
+  });
+
+  it('refuses an unknown event name at start-up', async () => {
+    @Injectable()
+    class Typo {
+      @OnJobEvent('finished' as never) onFinished() {}
+    }
+    const module = await Test.createTestingModule({
+      imports: [JobQueueModule.forRoot(db.options({ worker: false, externalTypes: TYPES }) as never)],
+      providers: [Typo],
+    }).compile();
+    await expect(module.init()).rejects.toThrow(InvalidJobEventListenerError);
+    await expect(module.init()).rejects.toThrow(/@OnJobEvent on Typo\.onFinished: unknown event "finished"/);
+    await module.close().catch(() => undefined);
   });
 
   it('fails start-up with a clear error when no EventEmitter2 is registered', async () => {
