@@ -19,12 +19,19 @@ export interface ClaimedJob {
   priority: number;
   parentId: number | null;
   timeoutMs: number | null;
-  /** `run_after` as the driver returned it (Date or text), parsed only when a lifecycle sink wants the wait. */
+  /** `run_after` as the driver returned it (epoch ms, Date or text), parsed only when a lifecycle sink wants the wait. */
   readyAt?: unknown;
 }
 
 /** The select list a claim returns, the same on every dialect. */
 export const CLAIMED_COLUMNS = sql`id, type, args, attempts, max_attempts, group_key, priority, parent_id, timeout_ms, run_after`;
+
+/**
+ * PostgreSQL's claim functions: run_after as epoch milliseconds, because pg parses a timestamptz
+ * into a Date on every row (about 2 µs each, on the hot path, used only by the wait metric).
+ */
+export const PG_CLAIMED_COLUMNS = sql`id, type, args, attempts, max_attempts, group_key, priority, parent_id, timeout_ms,
+  (extract(epoch FROM run_after) * 1000)::float8 AS run_after`;
 
 export function toClaimedJob(row: Row): ClaimedJob {
   return {

@@ -328,6 +328,7 @@ function bump(map: Map<string, number>, key: string, by: number): void {
 function readyTime(job: ClaimedJob, db: JobQueueDatabase): number | undefined {
   const raw = job.readyAt;
   if (raw == null) return undefined;
+  if (typeof raw === 'number') return raw;
   const at = raw instanceof Date ? raw : db.dialect.parseTime(raw);
   const ms = at?.getTime();
   return ms === undefined || Number.isNaN(ms) ? undefined : ms;

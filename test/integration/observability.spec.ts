@@ -105,6 +105,10 @@ describeDialects('metrics and health over HTTP', (db) => {
       expect(sample(text, 'job_queue_job_wait_seconds_count{type="ob-ok"}')).toBeGreaterThanOrEqual(N - slack);
       expect(sample(text, 'job_queue_job_wait_seconds_count{type="ob-ok"}')).toBeLessThanOrEqual(N);
       expect(sample(text, 'job_queue_job_wait_seconds_count{type="ob-bad"}')).toBeGreaterThanOrEqual(2 * M - slack);
+      // Waits are seconds from run_after to start: non-negative and far below the spec's run time.
+      const waitSum = sample(text, 'job_queue_job_wait_seconds_sum{type="ob-ok"}');
+      expect(waitSum).toBeGreaterThanOrEqual(0);
+      expect(waitSum / N).toBeLessThan(30);
       expect(sample(text, 'job_queue_jobs{state="done"}')).toBe(N + FLAKY);
       expect(sample(text, 'job_queue_jobs{state="failed"}')).toBe(M);
       expect(sample(text, 'job_queue_oldest_ready_age_seconds')).toBe(0);
