@@ -14,6 +14,8 @@ module.exports = {
     '^nestjs-sql-job-queue/dashboard$': '<rootDir>/lib/dashboard/index.ts',
     '^nestjs-sql-job-queue/testing$': '<rootDir>/lib/testing/index.ts',
     '^nestjs-sql-job-queue/tracing$': '<rootDir>/lib/tracing/index.ts',
+    '^nestjs-sql-job-queue/metrics$': '<rootDir>/lib/metrics/index.ts',
+    '^nestjs-sql-job-queue/health$': '<rootDir>/lib/health/index.ts',
   },
   globalSetup: '<rootDir>/test/support/global-setup.cjs',
   reporters: ['default', '<rootDir>/test/support/dialect-summary.reporter.cjs'],

@@ -20,13 +20,14 @@ import { mysqlScenario } from './scenarios/mysql';
 import { pgLatency } from './scenarios/pg-latency';
 import { pgThroughput } from './scenarios/pg-throughput';
 import { pgTracing } from './scenarios/pg-tracing';
+import { pgObservability } from './scenarios/pg-observability';
 import { queryScenario } from './scenarios/query';
 import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 import { waitersScenario } from './scenarios/waiters';
 
 const SCENARIOS: Scenario[] = [
-  pgThroughput, pgTracing, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario,
+  pgThroughput, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario,
 ];
 
 async function main(): Promise<number> {

@@ -34,6 +34,9 @@ import { RecurringService } from './recurring/recurring.service';
 import { JobArgsValidator } from './validation/job-args.validator';
 import { JOB_REF, jobRefProvider } from './handlers/job-ref';
 import { AppTransactionGuard } from './enqueue/app-transaction.guard';
+import { JobLifecycle } from './events/job-lifecycle';
+import { JobEventExplorer } from './events/job-event.explorer';
+import { WorkerVitals } from './scheduler/worker-vitals';
 
 /**
  * `JobQueueModule.forRoot('sqlite')`, `forRoot({ dialect: 'postgres', url })`, or
@@ -77,8 +80,21 @@ import { AppTransactionGuard } from './enqueue/app-transaction.guard';
     JobArgsValidator,
     jobRefProvider,
     AppTransactionGuard,
+    JobLifecycle,
+    JobEventExplorer,
+    WorkerVitals,
   ],
-  exports: [JOB_REF, JobQueueService, JobWaiters, ClaimService, JobQueueDatabase, JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS],
+  exports: [
+    JOB_REF,
+    JobQueueService,
+    JobWaiters,
+    ClaimService,
+    JobQueueDatabase,
+    JOB_QUEUE_DATA_SOURCE,
+    JOB_QUEUE_OPTIONS,
+    JobLifecycle,
+    WorkerVitals,
+  ],
 })
 export class JobQueueModule extends ConfigurableJobQueueModule {
   static override forRoot(options: Dialect | typeof OPTIONS_TYPE): DynamicModule {

@@ -101,6 +101,11 @@ export interface JobQueueModuleOptions {
   externalTypes?: string[];
   /** Reject enqueue of types with no local handler and not in `externalTypes`. Default true. */
   strictTypes?: boolean;
+  /**
+   * Lifecycle events (`@OnJobEvent`). `emitter: true` also forwards each one to @nestjs/event-emitter's
+   * EventEmitter2 as `job-queue.<event>` (import EventEmitterModule.forRoot() in your app). Default off.
+   */
+  events?: { emitter?: boolean };
   /** Connection pool size of the queue's own DataSource (postgres/mysql). Default 10. */
   poolSize?: number;
   /** SQLite busy timeout of one attempt before an async retry. Default 100 ms. */
@@ -141,6 +146,7 @@ export interface ResolvedJobQueueOptions {
   maxGraphDependencies: number;
   externalTypes: string[];
   strictTypes: boolean;
+  events: { emitter: boolean };
   poolSize: number;
   sqliteBusyTimeoutMs: number;
   workerId: string;

@@ -4,11 +4,12 @@ import { jobColumns, toJobRecord, toJobView } from './database/job-row';
 import { sql } from './database/sql';
 import type { SqlExecutor } from './database/sql-executor';
 import { assertGraphSize } from './graph/graph-size';
-import { insertGraph, withKeyRaceRetry, type PreparedGraph } from './enqueue/graph-enqueuer';
+import { insertGraph, withKeyRaceRetry, type InsertedGraph, type PreparedGraph } from './enqueue/graph-enqueuer';
 import { insertOneJobPostgres } from './enqueue/job-insert.sql';
 import { normalizeJob, type NormalizeContext } from './enqueue/normalize-job';
 import { InvalidJobError, InvalidJobStateError, JobNotFoundError, UnknownJobTypeError } from './errors';
 import { JobQueueEvents } from './events/job-queue.events';
+import { JobLifecycle } from './events/job-lifecycle';
 import { cancelJob } from './finalize/cancel.sql';
 import { retryJob } from './finalize/retry.sql';
 import { notifyInTransaction } from './notify/notify.sql';
@@ -53,6 +54,7 @@ export class JobQueueService {
     private readonly recurring: RecurringService,
     private readonly argsValidator: JobArgsValidator,
     private readonly appTransaction: AppTransactionGuard,
+    private readonly lifecycle: JobLifecycle,
     @Optional() @Inject(JOB_QUEUE_INSTRUMENTATION) private readonly instrumentation?: JobQueueInstrumentation,
   ) {
     this.db = connection.db;
@@ -75,7 +77,9 @@ export class JobQueueService {
       // The common case in one statement: insert, notify, return the row.
       const { rows } = await executor.run(insertOneJobPostgres(graph.jobs[0], this.options.listenNotify, jobColumns(this.db.dialect)));
       if (!options.manager) this.events.wake();
-      return toJobView(toJobRecord(rows[0], this.db.dialect)) as JobView<TArgs, TResult>;
+      const view = toJobView(toJobRecord(rows[0], this.db.dialect));
+      if (this.lifecycle.active) this.lifecycle.enqueued([view], options.manager, view);
+      return view as JobView<TArgs, TResult>;
     }
     const [id] = await this.write(graph, options);
     return (await this.read(id, executor)) as JobView<TArgs, TResult>;
@@ -285,12 +289,22 @@ export class JobQueueService {
     if (options.manager) {
       // The application's transaction owns commit and retry; PostgreSQL delivers our NOTIFY on
       // its commit, other dialects pick the jobs up at the next poll.
-      return (await insert(this.db.executorFor(options.manager))).ids;
+      const inserted = await insert(this.db.executorFor(options.manager));
+      this.reportEnqueued(graph, inserted, options.manager);
+      return inserted.ids;
     }
     await this.appTransaction.assertNoOpenAppTransaction();
-    const { ids, readyCount } = await withKeyRaceRetry(() => this.db.transaction(insert));
-    if (readyCount) this.events.wake();
-    return ids;
+    const inserted = await withKeyRaceRetry(() => this.db.transaction(insert));
+    if (inserted.readyCount) this.events.wake();
+    this.reportEnqueued(graph, inserted);
+    return inserted.ids;
+  }
+
+  /** Lifecycle `enqueued` for the new jobs (after the commit; with `manager`, after the app's). */
+  private reportEnqueued(graph: PreparedGraph, inserted: InsertedGraph, manager?: EnqueueOptions['manager']): void {
+    if (!this.lifecycle.active || !inserted.fresh.length) return;
+    const jobs = inserted.fresh.map((i) => ({ id: inserted.ids[i], type: graph.jobs[i].type, group: graph.jobs[i].group }));
+    this.lifecycle.enqueued(jobs, manager);
   }
 }
 

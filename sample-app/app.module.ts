@@ -2,6 +2,11 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { JobQueueModule } from 'nestjs-sql-job-queue';
 import { JobQueueDashboardModule } from 'nestjs-sql-job-queue/dashboard';
+import { JobQueueHealthModule } from 'nestjs-sql-job-queue/health';
+import { JobQueueMetricsModule } from 'nestjs-sql-job-queue/metrics';
+import { TerminusModule } from '@nestjs/terminus';
+import { FailedJobsLogger } from './observability/failed-jobs.logger';
+import { HealthController } from './observability/health.controller';
 import { SampleConfigModule } from './config/sample-config.module';
 import { SAMPLE_CONFIG } from './config/sample-config.token';
 import type { SampleConfig } from './config/sample.config';
@@ -37,8 +42,12 @@ import { ReportHandlers } from './reports/report.handlers';
       inject: [SAMPLE_CONFIG],
       useFactory: (config: SampleConfig) => ({ auth: sampleDashboardAuth(config.dashboardToken) }),
     }),
+    // Prometheus text format at /metrics (prom-client's default registry), and GET /health (terminus).
+    JobQueueMetricsModule.forRoot({ path: '/metrics' }),
+    TerminusModule,
+    JobQueueHealthModule,
   ],
-  controllers: [PipelinesController, JobsController, StatsController, PauseController],
+  controllers: [PipelinesController, JobsController, StatsController, PauseController, HealthController],
   providers: [
     ReportHandlers,
     DigestHandlers,
@@ -46,6 +55,7 @@ import { ReportHandlers } from './reports/report.handlers';
     DemoLoadHandlers,
     DemoRunPrinter,
     DemoRunService,
+    FailedJobsLogger,
     // Registered here rather than in main.ts so that a test booting AppModule gets it too.
     { provide: APP_FILTER, useClass: JobQueueErrorsFilter },
   ],

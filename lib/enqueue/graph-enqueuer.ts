@@ -27,6 +27,8 @@ export interface InsertedGraph {
   ids: number[];
   /** New rows written as `ready`. */
   readyCount: number;
+  /** Indices of the nodes written as new jobs (not matched by key). */
+  fresh: number[];
 }
 
 /**
@@ -120,7 +122,7 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
     }
     if (edges.length) await insertDependencies(tx, edges);
   }
-  return { ids, readyCount };
+  return { ids, readyCount, fresh };
 }
 
 /** Retries a graph insert that lost a race on a dedup key; the retry sees the winner's row. */

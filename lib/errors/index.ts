@@ -7,3 +7,4 @@ export * from './query.errors';
 export * from './schedule.errors';
 export * from './validation.errors';
 export * from './sqlite.errors';
+export * from './event.errors';

@@ -185,6 +185,8 @@ export class FinalizeService {
     // Not pending any more before anyone hears so: a waiter that counts free slots from
     // `pending` must see the batch gone, or it would wait for the next poll.
     this.writing = Math.max(0, this.writing - items.length);
+    for (const s of outcome.done) s.ownAttempt = true;
+    for (const s of outcome.failed.failed) s.ownAttempt = true;
     this.events.settled(outcome.result.settled);
     if (outcome.result.promoted !== 0) this.events.wake();
     if (outcome.result.sliced) void this.promotions.resume(); // SQLite: the rest of a huge promotion, a slice per transaction

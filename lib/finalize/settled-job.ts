@@ -7,6 +7,8 @@ export interface SettledJob {
   cause?: number;
   /** PostgreSQL: the settling statement already announced it on the settled channel. */
   notified?: boolean;
+  /** The outcome of an attempt this process ran (the scheduler reports its lifecycle event itself). */
+  ownAttempt?: boolean;
 }
 
 export function toSettled(row: Record<string, unknown>, outcome: SettledJob['outcome'], cause?: number): SettledJob {

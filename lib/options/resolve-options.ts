@@ -14,7 +14,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
   'listenNotify', 'maxArgsBytes', 'maxResultBytes', 'maxGraphNodes', 'maxGraphDependencies', 'externalTypes', 'strictTypes',
   'poolSize', 'sqliteBusyTimeoutMs',
-  'workerId', 'retention', 'logging',
+  'workerId', 'retention', 'logging', 'events',
 ]);
 
 const MAX_TIMER_MS = 2_147_483_647; // setTimeout's ceiling
@@ -144,12 +144,20 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     maxGraphDependencies: int(raw, 'maxGraphDependencies', 5_000_000, 0, 500_000_000),
     externalTypes: stringArray(raw.externalTypes, 'externalTypes'),
     strictTypes: bool(raw, 'strictTypes', true),
+    events: resolveEvents(raw.events),
     poolSize: int(raw, 'poolSize', 10, 1, 1_000),
     sqliteBusyTimeoutMs: int(raw, 'sqliteBusyTimeoutMs', 100, 0, 60_000),
     workerId: optionalString(raw, 'workerId', 128) ?? defaultWorkerId(),
     retention: resolveRetention(raw.retention),
     logging: bool(raw, 'logging', false),
   };
+}
+
+function resolveEvents(v: unknown): ResolvedJobQueueOptions['events'] {
+  if (v === undefined) return { emitter: false };
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InvalidOptionError('events', 'an object { emitter?: boolean }', v);
+  for (const k of Object.keys(v)) if (k !== 'emitter') throw new InvalidOptionError(`events.${k}`, 'emitter', k);
+  return { emitter: bool(v as Record<string, unknown>, 'emitter', false, 'events.') };
 }
 
 function resolveRetention(v: unknown): ResolvedJobQueueOptions['retention'] {
@@ -191,10 +199,10 @@ function optionalString(obj: object, name: string, maxLength = 4096): string | u
   return v;
 }
 
-function bool(obj: object, name: string, fallback: boolean): boolean {
+function bool(obj: object, name: string, fallback: boolean, prefix = ''): boolean {
   const v = (obj as Record<string, unknown>)[name];
   if (v === undefined) return fallback;
-  if (typeof v !== 'boolean') throw new InvalidOptionError(name, 'true or false', v);
+  if (typeof v !== 'boolean') throw new InvalidOptionError(prefix + name, 'true or false', v);
   return v;
 }
 

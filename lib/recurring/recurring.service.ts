@@ -8,6 +8,7 @@ import { insertGraph, withKeyRaceRetry } from '../enqueue/graph-enqueuer';
 import { normalizeJob, type NormalizeContext, type NormalizedJob } from '../enqueue/normalize-job';
 import { UnknownJobTypeError } from '../errors';
 import { JobQueueEvents } from '../events/job-queue.events';
+import { JobLifecycle } from '../events/job-lifecycle';
 import { validateGraph } from '../graph/validate-graph';
 import { JobHandlerRegistry } from '../handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
@@ -58,6 +59,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     private readonly explorer: RecurringExplorer,
     private readonly events: JobQueueEvents,
     private readonly timers: SchedulerRegistry,
+    private readonly lifecycle: JobLifecycle,
   ) {
     this.timerName = `job-queue:${options.workerId}:recurring`;
   }
@@ -107,7 +109,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     const db = this.connection.db;
     for (;;) {
       if (!(await anyScheduleDue(db))) return;
-      const { handled, ready } = await withKeyRaceRetry(() =>
+      const { handled, ready, enqueued } = await withKeyRaceRetry(() =>
         db.transaction(async (tx) => {
           const { now, due } = await lockDueSchedules(tx, SCHEDULES_PER_TICK);
           // All due slots of all locked schedules in one multi-row insert, then one update each.
@@ -127,15 +129,19 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
             }
           }
           let readyCount = 0;
+          const enqueued: Array<{ id: number; type: string; group: string }> = [];
           if (nodes.length) {
             const planned = validateGraph(nodes);
-            readyCount = (await insertGraph(tx, { planned, jobs, storeRefs: false }, this.connection.autoIncrementStep)).readyCount;
+            const inserted = await insertGraph(tx, { planned, jobs, storeRefs: false }, this.connection.autoIncrementStep);
+            readyCount = inserted.readyCount;
+            for (const i of inserted.fresh) enqueued.push({ id: inserted.ids[i], type: jobs[i].type, group: jobs[i].group });
           }
           for (const t of ticks) await recordTick(tx, t.name, t.last, t.next);
           if (readyCount && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-          return { handled: due.length, ready: readyCount };
+          return { handled: due.length, ready: readyCount, enqueued };
         }),
       );
+      if (this.lifecycle.active && enqueued.length) this.lifecycle.enqueued(enqueued);
       if (ready) this.events.wake();
       // Fewer than a full batch: done; none (all locked by other replicas): theirs to do.
       if (handled < SCHEDULES_PER_TICK) return;

@@ -20,6 +20,7 @@ import { PausedWork } from '../pause/paused-work';
 import { SweepsService } from '../sweeps/sweeps.service';
 import { JobWaiters } from '../waiters/job-waiters.service';
 import { SchedulerService } from './scheduler.service';
+import { JobLifecycle } from '../events/job-lifecycle';
 
 const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention', 'pause'] as const;
 
@@ -53,6 +54,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     private readonly waiters: JobWaiters,
     private readonly settledNotifier: SettledNotifier,
     private readonly paused: PausedWork,
+    private readonly lifecycle: JobLifecycle,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -97,6 +99,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
 
   async onApplicationShutdown(): Promise<void> {
     await this.finalizer.drain(); // enqueue-only processes have nothing here; workers drained above
+    await this.lifecycle.drain(); // lifecycle events of the drains above, while their views can still be read
     await this.settledNotifier.close(); // announces what the drains settled while the connection is open
     // Waiters resolved by the drain above have been; the rest fail with a typed error now,
     // before the DataSource closes under their next poll.

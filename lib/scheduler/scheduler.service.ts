@@ -4,6 +4,7 @@ import type { ClaimedJob } from '../claim/claimed-job';
 import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { JobQueueEvents } from '../events/job-queue.events';
+import { JobLifecycle } from '../events/job-lifecycle';
 import { FinalizeService } from '../finalize/finalize.service';
 import { AttemptController } from '../handlers/attempt-controller';
 import { JobCancelledError, LeaseLostError, ShutdownAbortError } from '../handlers/job-abort.errors';
@@ -19,6 +20,7 @@ import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
 import { JOB_QUEUE_INSTRUMENTATION, type AttemptOutcome, type JobQueueInstrumentation } from '../instrumentation/job-queue.instrumentation';
 import { readAttemptTraces } from '../instrumentation/trace-context.sql';
+import { WorkerVitals } from './worker-vitals';
 
 interface InFlight {
   job: ClaimedJob;
@@ -68,6 +70,8 @@ export class SchedulerService {
     private readonly db: JobQueueDatabase,
     private readonly events: JobQueueEvents,
     private readonly paused: PausedWork,
+    private readonly lifecycle: JobLifecycle,
+    private readonly vitals: WorkerVitals,
     @Optional() @Inject(JOB_QUEUE_INSTRUMENTATION) private readonly instrumentation?: JobQueueInstrumentation,
   ) {
     const owner = options.workerId;
@@ -76,6 +80,7 @@ export class SchedulerService {
     this.io = {
       progress: async (id, percent, stage) => {
         if (!(await writeProgress(this.db, owner, id, percent, stage))) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
+        else if (this.lifecycle.active) this.reportProgress(id, percent, stage);
       },
       upstream: (id) => readUpstreamResults(this.db, id),
     };
@@ -87,6 +92,7 @@ export class SchedulerService {
 
   start(): void {
     this.accepting = true;
+    this.vitals.working = true;
     this.events.on('wake', this.trigger);
     this.events.on('cancelled', this.abortCancelled);
     this.paused.on('changed', this.onPauseChanged);
@@ -116,6 +122,7 @@ export class SchedulerService {
   /** Stops claiming; running jobs continue. */
   stop(): void {
     this.accepting = false;
+    this.vitals.working = false;
     this.events.off('wake', this.trigger);
     this.paused.off('changed', this.onPauseChanged);
   }
@@ -162,7 +169,10 @@ export class SchedulerService {
   async heartbeat(): Promise<void> {
     // Prefetched jobs nobody started in time (handlers got slower) go back to the queue.
     await this.handBack(this.buffer.takeStale(MAX_PREFETCH_WAIT_MS));
-    if (!this.inFlight.size && !this.finalizer.pending && !this.buffer.size) return;
+    if (!this.inFlight.size && !this.finalizer.pending && !this.buffer.size) {
+      this.vitals.heartbeatSucceeded(); // nothing to renew: the renewal path is not failing
+      return;
+    }
     const snapshot = [...this.inFlight.keys(), ...this.buffer.ids()];
     let held: Set<number> | undefined;
     for (let attempt = 0; !held; attempt++) {
@@ -170,10 +180,12 @@ export class SchedulerService {
         held = await renewLeases(this.db, this.options.workerId, this.options.leaseTtlMs);
       } catch (err) {
         if (isTransientConflict(err) && attempt < 3) continue;
+        this.vitals.heartbeatFailed();
         this.logger.warn(`lease renewal failed (${(err as Error).message}); retrying at the next heartbeat`);
         return;
       }
     }
+    this.vitals.heartbeatSucceeded();
     const lost = snapshot.filter((id) => !held.has(id));
     this.buffer.remove(lost);
     for (const id of lost) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
@@ -277,16 +289,18 @@ export class SchedulerService {
     this.inFlight.set(job.id, entry);
     bump(this.inFlightByGroup, job.group, 1);
     bump(this.inFlightByType, job.type, 1);
+    this.vitals.inFlight = this.inFlight.size;
     const timeoutMs = job.timeoutMs ?? handler.options.timeoutMs ?? this.options.defaultTimeoutMs;
     const startedAt = Date.now();
+    if (this.lifecycle.active) this.lifecycle.started(job, startedAt, readyTime(job, this.db));
     const run = () => runJob(job, handler, controller, timeoutMs, this.io, this.options.maxResultBytes);
     const attempt: Promise<AttemptOutcome> = this.instrumentation ? this.instrumented(job, run) : run();
     entry.finished = attempt.then(
       (outcome) => {
         this.buffer.observe(Date.now() - startedAt);
-        return this.afterRun(job, outcome);
+        return this.afterRun(job, outcome, startedAt);
       },
-      (err) => this.afterRun(job, { kind: 'failed', error: String(err), final: false }),
+      (err) => this.afterRun(job, { kind: 'failed', error: String(err), final: false }, startedAt),
     );
   }
 
@@ -310,25 +324,35 @@ export class SchedulerService {
     }
   }
 
-  private async afterRun(job: ClaimedJob, outcome: AttemptOutcome): Promise<void> {
+  private async afterRun(job: ClaimedJob, outcome: AttemptOutcome, startedAt: number): Promise<void> {
     this.inFlight.delete(job.id);
+    this.vitals.inFlight = this.inFlight.size;
     bump(this.inFlightByGroup, job.group, -1);
     bump(this.inFlightByType, job.type, -1);
     this.slotFreed(); // the slot is free now; the result is written in the background
+    const durationMs = Date.now() - startedAt;
     if (outcome.kind === 'done') {
-      await this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
+      const written = await this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
+      if (this.lifecycle.active && written !== 'lost') this.lifecycle.attemptEnded(job, written, durationMs, written === 'done' ? undefined : 'the database refused the result');
     } else if (outcome.kind === 'failed') {
-      await this.finalizer.fail({
+      const written = await this.finalizer.fail({
         id: job.id,
         error: outcome.error,
         final: outcome.final,
         retryDelayMs: retryDelayMs(job.attempts, this.options.retryBackoff),
       });
+      if (this.lifecycle.active && written !== 'lost') this.lifecycle.attemptEnded(job, written, durationMs, outcome.error);
     }
     if (outcome.kind !== 'aborted') this.slotFreed(); // the written result may have been holding a slot
   }
 
+  private reportProgress(id: number, percent: number, stage: string | undefined | null): void {
+    const job = this.inFlight.get(id)?.job;
+    if (job) this.lifecycle.progress(job, percent, stage ?? null);
+  }
+
   private recovered(): void {
+    this.vitals.claimSucceeded();
     if (this.errorStreak) this.logger.log('claiming again after database errors');
     this.errorStreak = 0;
   }
@@ -336,6 +360,7 @@ export class SchedulerService {
   private failed(err: unknown): void {
     const delay = Math.min(5_000, 100 * 2 ** Math.min(this.errorStreak, 6));
     this.pausedUntil = Date.now() + delay;
+    this.vitals.claimFailed();
     if (this.errorStreak++ === 0 || !isConnectionError(err)) {
       this.logger.warn(`claim failed (${(err as Error).message}); retrying with backoff`);
     }
@@ -349,6 +374,16 @@ function bump(map: Map<string, number>, key: string, by: number): void {
   const n = (map.get(key) ?? 0) + by;
   if (n) map.set(key, n);
   else map.delete(key);
+}
+
+/** When the job became claimable (its `run_after`), if the claim returned it. */
+function readyTime(job: ClaimedJob, db: JobQueueDatabase): number | undefined {
+  const raw = job.readyAt;
+  if (raw == null) return undefined;
+  if (typeof raw === 'number') return raw;
+  const at = raw instanceof Date ? raw : db.dialect.parseTime(raw);
+  const ms = at?.getTime();
+  return ms === undefined || Number.isNaN(ms) ? undefined : ms;
 }
 
 function hasLimits(options: ResolvedJobQueueOptions): boolean {

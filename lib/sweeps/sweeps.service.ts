@@ -3,6 +3,7 @@ import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import type { SqlExecutor } from '../database/sql-executor';
 import { JobQueueEvents } from '../events/job-queue.events';
+import { JobLifecycle } from '../events/job-lifecycle';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { notifyInTransaction } from '../notify/notify.sql';
@@ -33,6 +34,7 @@ export class SweepsService {
     private readonly db: JobQueueDatabase,
     private readonly events: JobQueueEvents,
     private readonly promotions: SlicedPromotions,
+    private readonly lifecycle: JobLifecycle,
   ) {}
 
   reclaim(): Promise<number> {
@@ -135,6 +137,7 @@ export class SweepsService {
   /** Tells waiters and idle workers what a committed sweep transaction changed; returns the rows it moved. */
   private publish(result: SweepResult): number {
     this.events.settled(result.settled);
+    if (this.lifecycle.active && result.retried.length) this.lifecycle.retrying(result.retried);
     if (result.retried.length || result.promoted !== 0) this.events.wake();
     return result.retried.length + result.settled.length;
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JobQueueDatabase } from '../database/job-queue.database';
+import { JobLifecycle } from '../events/job-lifecycle';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { JobContext } from '../handlers/job-context';
 import { JobHandlerRegistry } from '../handlers/job-handler.registry';
@@ -63,7 +64,11 @@ export class JobQueueTester {
     for (;;) {
       if (options.runDelayed ?? true) await runDelayedNow(this.db);
       const open = await readOpenWork(this.db);
-      if (!open.length) return countByState(this.db);
+      if (!open.length) {
+        // @OnJobEvent listeners have heard about every change by the time drain resolves.
+        await this.moduleRef.get(JobLifecycle, { strict: false }).drain();
+        return countByState(this.db);
+      }
       const explained = await this.explain(open);
       if (explained.every((w) => w.blocked)) throw new DrainStuckError(explained);
       if (Date.now() > deadline) throw new DrainTimeoutError(timeoutMs, explained);

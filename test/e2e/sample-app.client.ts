@@ -5,7 +5,7 @@ export interface Reply<T = any> {
 }
 
 export class SampleAppClient {
-  constructor(private readonly base: string) {}
+  constructor(readonly base: string) {}
 
   get<T = any>(path: string): Promise<Reply<T>> {
     return this.send('GET', path);

@@ -1,4 +1,5 @@
-import type { INestApplication } from '@nestjs/common';
+import { jest } from '@jest/globals';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
 import { AppModule } from '../../sample-app/app.module';
@@ -14,6 +15,17 @@ type Ids = Record<string, number>;
 describeDialects('sample app over HTTP', (db) => {
   let app: INestApplication;
   let http: SampleAppClient;
+  // The FailedJobsLogger's lines (Logger 'Jobs'), for the observability test at the end.
+  const warned: string[] = [];
+  let warn: ReturnType<typeof jest.spyOn> | undefined;
+  beforeAll(() => {
+    const original = Logger.prototype.warn;
+    warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(function (this: Logger, message: unknown, ...rest: unknown[]) {
+      if ((this as unknown as { context?: string }).context === 'Jobs') warned.push(String(message));
+      else original.call(this, message, ...(rest as []));
+    });
+  });
+  afterAll(() => warn?.mockRestore());
 
   beforeAll(async () => {
     app = await bootSampleApp(db.dialect === 'sqlite' ? `sqlite:${db.location}` : db.location);
@@ -178,6 +190,20 @@ describeDialects('sample app over HTTP', (db) => {
     expect((await http.post('/resume', { type: 'x', group: 'y' })).status).toBe(400);
     expect(await http.post('/resume', { group: 'soylent' })).toMatchObject({ status: 200, body: { paused: [] } });
     expect(await http.until(held.body.reportId, isFinished)).toMatchObject({ state: 'done' });
+  });
+
+  it('serves /metrics and /health, and logs jobs that failed for good from @OnJobEvent(failed)', async () => {
+    const metrics = await fetch(`${http.base}/metrics`);
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toMatch(/^job_queue_jobs_completed_total\{type="render"\} \d+$/m);
+    expect(text).toMatch(/^job_queue_jobs\{state="done"\} \d+$/m);
+    expect(text).toMatch(/^job_queue_oldest_ready_age_seconds \d/m);
+    const health = await fetch(`${http.base}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ details: { jobQueue: { status: 'up', worker: true } } });
+    // The hooli report rolled up failed when its render was cancelled (test above).
+    expect(warned.some((line) => /^job \d+ \(report, group hooli\) failed for good/.test(line))).toBe(true);
   });
 
   async function jobsOf(ids: Ids): Promise<Record<string, any>> {

@@ -35,6 +35,7 @@ describeDialects('ClaimService', (db) => {
     // The claim hands back what running the job needs; the lease itself is in the row.
     expect(claimed[0]).toEqual({
       id: ids.b, type: 't', args: null, attempts: 1, maxAttempts: 3, group: 'default', priority: 5, parentId: null, timeoutMs: null,
+      readyAt: expect.anything(), // run_after as the driver returns it, for the wait metric (issue 12)
     });
     const { rows } = await app.db.run(sql`SELECT ${jobColumns(app.db.dialect)} FROM jobs WHERE id IN (${sql.list(claimed.map((j) => j.id))})`);
     expect(rows).toHaveLength(4);

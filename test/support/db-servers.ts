@@ -30,6 +30,17 @@ export async function restartMariadb(): Promise<number> {
   return Date.now() - started;
 }
 
+/** Stops PostgreSQL (fast shutdown) and returns once it has stopped; ensurePostgresUp starts it again. */
+export function stopPostgres(): void {
+  const version = readdirSync('/etc/postgresql')[0];
+  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'stop', '--', '-m', 'fast'], { stdio: 'pipe' });
+}
+
+/** Stops MariaDB and returns once the process has exited; ensureMariadbUp starts it again. */
+export function stopMariadb(): void {
+  execFileSync('start-stop-daemon', ['--stop', '--exec', MARIADBD, '--retry', 'TERM/60/KILL/5'], { stdio: 'pipe' });
+}
+
 /** Starts MariaDB if it is not running (the command TOOLCHAIN.md gives), and waits for it. */
 export async function ensureMariadbUp(): Promise<void> {
   execFileSync('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', MARIADBD], { stdio: 'pipe' });

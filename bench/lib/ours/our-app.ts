@@ -11,6 +11,9 @@ import {
   type GraphNode,
   type JobQueueModuleOptions,
 } from 'nestjs-sql-job-queue';
+import { JobQueueMetricsModule } from 'nestjs-sql-job-queue/metrics';
+import { OnJobEvent, type JobEventDetail, type JobView } from 'nestjs-sql-job-queue';
+import { Registry } from 'prom-client';
 import { ExecutionLog } from '../execution-log';
 
 /** The bench's job type: does nothing but count itself (and its latency tag, if any). */
@@ -23,10 +26,37 @@ export class NoopJobs {
   }
 }
 
+/**
+ * Observability on: 'metrics' = the metrics module (its own registry) and an @OnJobEvent('failed')
+ * listener, as the sample app has (views are read only for failures); 'completed' = the same plus a
+ * listener on every completion (a batched view read per flush).
+ */
+export type Observe = 'metrics' | 'completed';
+
+@Injectable()
+class FailedListener {
+  failures = 0;
+  @OnJobEvent('failed')
+  onFailed(_job: JobView, _detail: JobEventDetail): void {
+    this.failures++;
+  }
+}
+
+@Injectable()
+class CompletedListener {
+  seen = 0;
+  @OnJobEvent('completed')
+  onCompleted(job: JobView): void {
+    if (job.id) this.seen++;
+  }
+}
+
 @Module({})
 class BenchQueueModule {
-  static with(options: JobQueueModuleOptions, withHandlers: boolean, extra: Array<DynamicModule | Type> = []): DynamicModule {
-    return { module: BenchQueueModule, imports: [JobQueueModule.forRoot(options), ...extra], providers: withHandlers ? [NoopJobs] : [] };
+  static with(options: JobQueueModuleOptions, withHandlers: boolean, extra: Array<DynamicModule | Type> = [], observe?: Observe): DynamicModule {
+    const providers = [...(withHandlers ? [NoopJobs] : []), ...(observe ? [FailedListener] : []), ...(observe === 'completed' ? [CompletedListener] : [])];
+    const imports = [JobQueueModule.forRoot(options), ...extra, ...(observe ? [JobQueueMetricsModule.forRoot({ registry: new Registry() })] : [])];
+    return { module: BenchQueueModule, imports, providers };
   }
 }
 
@@ -54,15 +84,16 @@ export async function bootOurs(
   withHandlers = options.worker !== false,
   /** More modules next to the queue's (e.g. JobQueueTracingModule.forRoot()). */
   extra: Array<DynamicModule | Type> = [],
+  observe?: Observe,
 ): Promise<OurApp> {
   const opts = withHandlers ? options : { externalTypes: ['noop'], ...options };
-  const app = await NestFactory.createApplicationContext(BenchQueueModule.with(opts, withHandlers, extra), { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(BenchQueueModule.with(opts, withHandlers, extra, observe), { logger: ['error', 'warn'] });
   return { app, queue: app.get(JobQueueService), claims: app.get(ClaimService), close: () => app.close() };
 }
 
 /** An enqueue-only app (worker: false) on the same database. */
-export function bootEnqueuer(dialect: Dialect, url: string, extra: Array<DynamicModule | Type> = []): Promise<OurApp> {
-  return bootOurs({ dialect, url, worker: false }, false, extra);
+export function bootEnqueuer(dialect: Dialect, url: string, extra: Array<DynamicModule | Type> = [], observe?: Observe): Promise<OurApp> {
+  return bootOurs({ dialect, url, worker: false }, false, extra, observe);
 }
 
 /** Enqueues `count` independent no-op jobs with `enqueueGraph`, `chunk` nodes per call; returns their ids. */

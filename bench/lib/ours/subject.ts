@@ -4,7 +4,7 @@ import { ChildWorker } from '../child-worker';
 import type { BenchDatabase, Probe } from '../databases';
 import { ExecutionLog, mergeSnapshots, type ExecutionSnapshot } from '../execution-log';
 import type { Subject, SubjectFactory } from '../subject';
-import { bootEnqueuer, bootOurs, enqueueNoops, ourOptions, type OurApp } from './our-app';
+import { bootEnqueuer, bootOurs, enqueueNoops, ourOptions, type Observe, type OurApp } from './our-app';
 import { OurRows } from './our-rows';
 
 export interface OurSubjectOptions {
@@ -24,6 +24,8 @@ export interface OurSubjectOptions {
   tracing?: boolean | 'sdk-only';
   /** With `tracing`: head sampling ratio of the SDK (default 1, every trace recorded). */
   tracingSampleRatio?: number;
+  /** Observability on in the in-process apps (see Observe in our-app). */
+  observe?: Observe;
 }
 
 async function loadTracing(sampleRatio?: number, sdkOnly = false): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
@@ -53,7 +55,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
       label: o.label,
       async prepare() {
         if (o.tracing) tracing = await loadTracing(o.tracingSampleRatio, o.tracing === 'sdk-only');
-        enqueuer = await bootEnqueuer(db.dialect, db.location, tracing?.modules); // runs the migrations
+        enqueuer = await bootEnqueuer(db.dialect, db.location, tracing?.modules, o.observe); // runs the migrations
         probe = await db.probe();
         rows = new OurRows(probe, db.dialect);
       },
@@ -71,7 +73,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
       async startWorker() {
         const processes = o.processes ?? 0;
         if (processes === 0) {
-          worker = await bootOurs(moduleOptions(), true, tracing?.modules);
+          worker = await bootOurs(moduleOptions(), true, tracing?.modules, o.observe);
           return;
         }
         children = (await Promise.all(Array.from({ length: processes }, () => ChildWorker.start('our-worker', { module: moduleOptions() })))).map(

@@ -1,0 +1,28 @@
+/** What the health indicator decides from the in-memory vitals and the database read: pure, unit-tested. */
+export interface HealthInputs {
+  now: number;
+  leaseTtlMs: number;
+  /** The database answered; else why not. */
+  database: { ok: true; oldestReadyAgeMs: number } | { ok: false; error: string };
+  claimFailingSince: number;
+  heartbeatFailingSince: number;
+  maxOldestReadyAgeMs?: number;
+}
+
+export type HealthVerdict = { status: 'up' | 'degraded' | 'down'; message?: string };
+
+export function healthVerdict(i: HealthInputs): HealthVerdict {
+  if (!i.database.ok) return { status: 'down', message: `database unreachable: ${i.database.error}` };
+  // Failing for longer than a lease TTL: this process's jobs are being reclaimed by others by now.
+  if (i.claimFailingSince && i.now - i.claimFailingSince > i.leaseTtlMs) {
+    return { status: 'down', message: `claiming has been failing for ${i.now - i.claimFailingSince} ms (lease TTL ${i.leaseTtlMs} ms)` };
+  }
+  if (i.heartbeatFailingSince && i.now - i.heartbeatFailingSince > i.leaseTtlMs) {
+    return { status: 'down', message: `lease renewal has been failing for ${i.now - i.heartbeatFailingSince} ms (lease TTL ${i.leaseTtlMs} ms)` };
+  }
+  const age = i.database.oldestReadyAgeMs;
+  if (i.maxOldestReadyAgeMs !== undefined && age > i.maxOldestReadyAgeMs) {
+    return { status: 'degraded', message: `the oldest ready job has waited ${age} ms (threshold ${i.maxOldestReadyAgeMs} ms)` };
+  }
+  return { status: 'up' };
+}

@@ -1,0 +1,36 @@
+/**
+ * A value read at most once per `ttlMs`, and never twice at once: callers that arrive while a
+ * read is in flight share it, and callers within `ttlMs` of the last read get its value. Ten
+ * scrapers at once cost one query. A failed read is not cached (the next caller tries again).
+ */
+export class CachedRead<T> {
+  private value: { at: number; data: T } | undefined;
+  private inFlight: Promise<T> | undefined;
+  /** Reads actually started (for tests and the curious). */
+  reads = 0;
+
+  constructor(
+    private readonly load: () => Promise<T>,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(): Promise<T> {
+    if (this.value && this.now() - this.value.at < this.ttlMs) return Promise.resolve(this.value.data);
+    if (this.inFlight) return this.inFlight;
+    this.reads++;
+    const started = this.now();
+    this.inFlight = this.load().then(
+      (data) => {
+        this.value = { at: started, data };
+        this.inFlight = undefined;
+        return data;
+      },
+      (err: unknown) => {
+        this.inFlight = undefined;
+        throw err;
+      },
+    );
+    return this.inFlight;
+  }
+}

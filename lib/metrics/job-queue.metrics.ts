@@ -1,0 +1,141 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Counter, Gauge, Histogram, register as globalRegistry, type Registry } from 'prom-client';
+import { JobQueueDatabase } from '../database/job-queue.database';
+import { JobLifecycle } from '../events/job-lifecycle';
+import type { JobEventName } from '../events/job-event.types';
+import type { JobSignal, JobSignalSink } from '../events/job-signal';
+import type { JobState } from '../job.types';
+import { readOldestReadyAgeMs, readStateCounts } from '../stats/queue-stats.sql';
+import { CachedRead } from './cached-read';
+import { METRIC_NAMES, METRICS_OPTIONS } from './metrics.constants';
+import type { ResolvedMetricsOptions } from './metrics.options';
+
+interface Gauges {
+  byState: Record<JobState, number>;
+  oldestReadyAgeMs: number;
+}
+
+const COUNTED = new Set<JobEventName>(['enqueued', 'completed', 'failed', 'retrying']);
+
+/**
+ * The queue's Prometheus metrics. Counters and histograms follow the lifecycle reports of this
+ * process (no database work: per process, like any Prometheus counter; sum them across pods).
+ * The two gauges that need the database are read on scrape, once per `cacheMs` however many
+ * scrapers ask, and are cluster-wide (the same value from every pod: use max() in queries).
+ */
+@Injectable()
+export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignalSink {
+  readonly registry: Registry;
+  private readonly gauges: CachedRead<Gauges>;
+  private readonly enqueued: Counter<string>;
+  private readonly completed: Counter<string>;
+  private readonly failed: Counter<string>;
+  private readonly retried: Counter<string>;
+  private readonly duration: Histogram<string>;
+  private readonly wait: Histogram<string>;
+
+  constructor(
+    @Inject(METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
+    db: JobQueueDatabase,
+    private readonly lifecycle: JobLifecycle,
+  ) {
+    this.registry = options.registry ?? globalRegistry;
+    this.removeMetrics(); // a second app in the same process (tests, hot reload) replaces the first's
+    const registers = [this.registry];
+    const labelNames = options.groupLabel ? ['type', 'group'] : ['type'];
+    this.gauges = new CachedRead(async () => {
+      const [byState, oldestReadyAgeMs] = await Promise.all([readStateCounts(db), readOldestReadyAgeMs(db)]);
+      return { byState, oldestReadyAgeMs };
+    }, options.cacheMs);
+    this.enqueued = new Counter({ name: METRIC_NAMES.enqueued, help: 'Jobs enqueued by this process.', labelNames, registers });
+    this.completed = new Counter({ name: METRIC_NAMES.completed, help: 'Jobs completed (done) in transactions this process committed.', labelNames, registers });
+    this.failed = new Counter({ name: METRIC_NAMES.failed, help: 'Jobs failed for good in transactions this process committed.', labelNames, registers });
+    this.retried = new Counter({ name: METRIC_NAMES.retried, help: 'Failed attempts scheduled to run again (incl. reclaimed leases).', labelNames, registers });
+    this.duration = new Histogram({
+      name: METRIC_NAMES.duration,
+      help: 'Handler run time per attempt run by this process, in seconds.',
+      labelNames,
+      buckets: options.buckets,
+      registers,
+    });
+    this.wait = new Histogram({
+      name: METRIC_NAMES.wait,
+      help: 'Time from when a job became claimable (run_after) to the start of its attempt, in seconds.',
+      labelNames,
+      buckets: options.buckets,
+      registers,
+    });
+    const gauges = this.gauges;
+    new Gauge({
+      name: METRIC_NAMES.jobs,
+      help: 'Jobs per state, cluster-wide (read on scrape, cached).',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        // A failed read (database down) keeps the last values rather than failing the whole scrape.
+        const read = await gauges.get().catch(() => undefined);
+        if (read) for (const [state, n] of Object.entries(read.byState)) this.set({ state }, n);
+      },
+    });
+    new Gauge({
+      name: METRIC_NAMES.oldestReadyAge,
+      help: 'Age of the longest-waiting claimable job, in seconds (0 when none), cluster-wide.',
+      registers,
+      async collect() {
+        const read = await gauges.get().catch(() => undefined);
+        if (read) this.set(read.oldestReadyAgeMs / 1000);
+      },
+    });
+  }
+
+  /** Database reads the gauges have made (ten concurrent scrapes within `cacheMs`: one). */
+  get statsReads(): number {
+    return this.gauges.reads;
+  }
+
+  onModuleInit(): void {
+    this.lifecycle.addSink(this);
+  }
+
+  onModuleDestroy(): void {
+    this.removeMetrics();
+  }
+
+  needsView(): boolean {
+    return false;
+  }
+
+  /** Counters need the type; jobs reported without one (cascades, roll-ups, sweeps: rare) are read in a batch. */
+  needsType(event: JobEventName): boolean {
+    return COUNTED.has(event);
+  }
+
+  deliver(signals: readonly JobSignal[]): void {
+    for (const s of signals) {
+      if (s.type === undefined) continue; // deleted before it could be read
+      const labels = this.options.groupLabel ? { type: s.type, group: s.group ?? '' } : { type: s.type };
+      switch (s.event) {
+        case 'enqueued':
+          this.enqueued.inc(labels);
+          break;
+        case 'started':
+          if (s.waitMs !== undefined) this.wait.observe(labels, s.waitMs / 1000);
+          break;
+        case 'completed':
+          this.completed.inc(labels);
+          break;
+        case 'failed':
+          this.failed.inc(labels);
+          break;
+        case 'retrying':
+          this.retried.inc(labels);
+          break;
+      }
+      if (s.durationMs !== undefined) this.duration.observe(labels, s.durationMs / 1000);
+    }
+  }
+
+  private removeMetrics(): void {
+    for (const name of Object.values(METRIC_NAMES)) this.registry.removeSingleMetric(name);
+  }
+}

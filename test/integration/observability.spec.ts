@@ -1,0 +1,159 @@
+import { jest } from '@jest/globals';
+import { Controller, Get, Injectable, Module, type DynamicModule, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { Registry } from 'prom-client';
+import { JobContext, JobHandler, JobQueueModule, JobQueueService, type JobQueueModuleOptions } from '../../lib';
+import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import { JobQueueHealthIndicator, JobQueueHealthModule } from 'nestjs-sql-job-queue/health';
+import { JobQueueMetrics, JobQueueMetricsModule } from 'nestjs-sql-job-queue/metrics';
+import { describeDialects } from '../support/describe-dialects';
+import type { TestDatabase } from '../support/test-databases';
+
+@Injectable()
+class WorkloadHandlers {
+  @JobHandler('ob-ok')
+  async ok(): Promise<number> {
+    return 1;
+  }
+
+  @JobHandler('ob-flaky')
+  async flaky(_args: unknown, ctx: JobContext): Promise<void> {
+    if (ctx.attempt === 1) throw new Error('flaky once');
+  }
+
+  @JobHandler('ob-bad')
+  async bad(): Promise<void> {
+    throw new Error('always');
+  }
+}
+
+@Controller('health')
+class HealthController {
+  static threshold: number | undefined;
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly queue: JobQueueHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.queue.isHealthy('jobQueue', { maxOldestReadyAgeMs: HealthController.threshold, timeoutMs: 2_000 })]);
+  }
+}
+
+@Module({})
+class ObservedApp {
+  static with(options: JobQueueModuleOptions, registry: Registry): DynamicModule {
+    return {
+      module: ObservedApp,
+      imports: [TerminusModule, JobQueueModule.forRoot(options), JobQueueMetricsModule.forRoot({ registry, path: '/metrics', cacheMs: 5_000 }), JobQueueHealthModule],
+      controllers: [HealthController],
+      providers: [WorkloadHandlers],
+    };
+  }
+}
+
+async function boot(db: TestDatabase, registry: Registry): Promise<{ app: INestApplication; base: string }> {
+  const options = db.options({ pollIntervalMs: 50, heartbeatIntervalMs: 200, retryBackoff: { baseMs: 20, maxMs: 50 }, externalTypes: ['ob-nobody'] });
+  const app = await NestFactory.create(ObservedApp.with(options, registry), { logger: ['error'], abortOnError: false });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return { app, base: `http://127.0.0.1:${address.port}` };
+}
+
+type Health = { status: string; details: Record<string, Record<string, unknown>> };
+
+/** The value of one sample line of the text format, e.g. `job_queue_jobs_completed_total{type="ob-ok"}`. */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+  if (!line) throw new Error(`no sample ${series} in:\n${text}`);
+  return Number(line.slice(series.length + 1));
+}
+
+describeDialects('metrics and health over HTTP', (db) => {
+  it('metrics show the workload (N done, M failed, K retries; histogram counts = attempts); ten scrapes cost one stats read; health up/degraded/down', async () => {
+    const registry = new Registry();
+    const { app, base } = await boot(db, registry);
+    try {
+      const queue = app.get(JobQueueService);
+      const N = 20, FLAKY = 4, M = 3;
+      const ids = await queue.enqueueGraph([
+        ...Array.from({ length: N }, (_, i) => ({ ref: `ok${i}`, type: 'ob-ok' })),
+        ...Array.from({ length: FLAKY }, (_, i) => ({ ref: `fl${i}`, type: 'ob-flaky', maxAttempts: 3 })),
+        ...Array.from({ length: M }, (_, i) => ({ ref: `bad${i}`, type: 'ob-bad', maxAttempts: 2 })),
+      ]);
+      await Promise.all(Object.values(ids).map((id) => queue.waitFor(id, { timeoutMs: 60_000 })));
+      await new Promise((r) => setTimeout(r, 200)); // the lifecycle reports are delivered a turn after the commit
+
+      const text = await (await fetch(`${base}/metrics`)).text();
+      expect(sample(text, 'job_queue_jobs_enqueued_total{type="ob-ok"}')).toBe(N);
+      expect(sample(text, 'job_queue_jobs_enqueued_total{type="ob-bad"}')).toBe(M);
+      expect(sample(text, 'job_queue_jobs_completed_total{type="ob-ok"}')).toBe(N);
+      expect(sample(text, 'job_queue_jobs_completed_total{type="ob-flaky"}')).toBe(FLAKY);
+      expect(sample(text, 'job_queue_jobs_failed_total{type="ob-bad"}')).toBe(M);
+      expect(sample(text, 'job_queue_jobs_retried_total{type="ob-flaky"}')).toBe(FLAKY); // K = FLAKY + M
+      expect(sample(text, 'job_queue_jobs_retried_total{type="ob-bad"}')).toBe(M);
+      // One duration and one wait observation per attempt: N + 2·FLAKY + 2·M.
+      expect(sample(text, 'job_queue_job_duration_seconds_count{type="ob-ok"}')).toBe(N);
+      expect(sample(text, 'job_queue_job_duration_seconds_count{type="ob-flaky"}')).toBe(2 * FLAKY);
+      expect(sample(text, 'job_queue_job_duration_seconds_count{type="ob-bad"}')).toBe(2 * M);
+      // MariaDB: a job claimed through the group-rotation procedure (MySQL migration 8) comes back
+      // without run_after, so its wait is not observed (at most one per claim).
+      const slack = db.dialect === 'mysql' ? 1 : 0;
+      expect(sample(text, 'job_queue_job_wait_seconds_count{type="ob-ok"}')).toBeGreaterThanOrEqual(N - slack);
+      expect(sample(text, 'job_queue_job_wait_seconds_count{type="ob-ok"}')).toBeLessThanOrEqual(N);
+      expect(sample(text, 'job_queue_job_wait_seconds_count{type="ob-bad"}')).toBeGreaterThanOrEqual(2 * M - slack);
+      // Waits are seconds from run_after to start: non-negative and far below the spec's run time.
+      const waitSum = sample(text, 'job_queue_job_wait_seconds_sum{type="ob-ok"}');
+      expect(waitSum).toBeGreaterThanOrEqual(0);
+      expect(waitSum / N).toBeLessThan(30);
+      expect(sample(text, 'job_queue_jobs{state="done"}')).toBe(N + FLAKY);
+      expect(sample(text, 'job_queue_jobs{state="failed"}')).toBe(M);
+      expect(sample(text, 'job_queue_oldest_ready_age_seconds')).toBe(0);
+
+      // Ten concurrent scrapes after the cache expired: one stats read (two statements), not ten.
+      const metrics = app.get(JobQueueMetrics);
+      const dbRun = jest.spyOn(app.get(JobQueueDatabase), 'run');
+      await new Promise((r) => setTimeout(r, 5_100));
+      const before = metrics.statsReads;
+      const texts = await Promise.all(Array.from({ length: 10 }, () => fetch(`${base}/metrics`).then((r) => r.text())));
+      expect(metrics.statsReads - before).toBe(1);
+      const statsStatements = dbRun.mock.calls.filter(([s]) => /GROUP BY state|state = 'ready' AND run_after/.test(JSON.stringify(s)));
+      expect(statsStatements.length).toBe(2);
+      for (const t of texts) expect(sample(t, 'job_queue_jobs{state="done"}')).toBe(N + FLAKY);
+      dbRun.mockRestore();
+
+      // Health: up, with the details.
+      const up = (await (await fetch(`${base}/health`)).json()) as Health;
+      expect(up.status).toBe('ok');
+      expect(up.details.jobQueue).toMatchObject({ status: 'up', worker: true, inFlight: 0, lastClaimAt: expect.any(String), lastHeartbeatAt: expect.anything() });
+
+      // Degraded: a ready job nobody here handles, older than the threshold.
+      await queue.enqueue({ type: 'ob-nobody' });
+      await new Promise((r) => setTimeout(r, 400));
+      HealthController.threshold = 100;
+      const degradedRes = await fetch(`${base}/health`);
+      const degraded = (await degradedRes.json()) as Health;
+      expect(degradedRes.status).toBe(200);
+      expect(degraded.details.jobQueue).toMatchObject({ status: 'degraded', message: expect.stringMatching(/oldest ready job has waited \d+ ms/) });
+      HealthController.threshold = undefined;
+
+      // Down: the database does not answer. Here its driver refuses every statement (the real
+      // server-stop case is test/restart/observability-restart.spec.ts, run by the lead).
+      const refuse = jest.spyOn(app.get(JobQueueDatabase), 'run').mockRejectedValue(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
+      const downRes = await fetch(`${base}/health`);
+      const down = (await downRes.json()) as Health;
+      expect(downRes.status).toBe(503);
+      expect(down.details.jobQueue).toMatchObject({ status: 'down', message: expect.stringMatching(/database unreachable: connect ECONNREFUSED/) });
+      // Metrics still answer meanwhile (the gauges keep their last values).
+      expect((await fetch(`${base}/metrics`)).status).toBe(200);
+      refuse.mockRestore();
+      const again = (await (await fetch(`${base}/health`)).json()) as Health;
+      expect(again.details.jobQueue.status).toBe('up');
+    } finally {
+      await app.close();
+    }
+  }, 120_000);
+});
