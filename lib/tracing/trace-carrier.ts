@@ -31,15 +31,8 @@ export function injectCarrier(ctx: Context): string | null {
 
 /** The context a stored carrier describes, or undefined if it holds no valid span context. */
 export function extractContext(stored: string | null | undefined): Context | undefined {
-  if (!stored) return undefined;
-  let carrier: unknown;
-  try {
-    carrier = JSON.parse(stored);
-  } catch {
-    return undefined;
-  }
-  if (typeof carrier !== 'object' || carrier === null) return undefined;
-  const fields = carrier as Record<string, unknown>;
+  const fields = parseCarrier(stored);
+  if (!fields) return undefined;
   let ctx = propagation.extract(ROOT_CONTEXT, fields);
   if (!trace.getSpanContext(ctx)) {
     const parsed = parseTraceparent(fields.traceparent, fields.tracestate);
@@ -63,15 +56,8 @@ export function spanCarrier(spanContext: SpanContext): string | null {
  * module writes, whatever the propagator), else through the registered propagator.
  */
 export function linkedSpanContext(stored: string | null | undefined): SpanContext | undefined {
-  if (!stored) return undefined;
-  let carrier: unknown;
-  try {
-    carrier = JSON.parse(stored);
-  } catch {
-    return undefined;
-  }
-  if (typeof carrier !== 'object' || carrier === null) return undefined;
-  const fields = carrier as Record<string, unknown>;
+  const fields = parseCarrier(stored);
+  if (!fields) return undefined;
   const direct = parseTraceparent(fields.traceparent, fields.tracestate);
   if (direct) return direct;
   const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, fields));
@@ -100,4 +86,15 @@ export function parseTraceparent(traceparent: unknown, tracestate?: unknown): Sp
     traceState: typeof tracestate === 'string' && tracestate ? createTraceState(tracestate) : undefined,
   };
   return isSpanContextValid(spanContext) ? spanContext : undefined;
+}
+
+/** A stored carrier's fields; undefined for nothing stored, bad JSON or anything but an object. */
+function parseCarrier(stored: string | null | undefined): Record<string, unknown> | undefined {
+  if (!stored) return undefined;
+  try {
+    const carrier: unknown = JSON.parse(stored);
+    return typeof carrier === 'object' && carrier !== null ? (carrier as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
