@@ -35,6 +35,8 @@ export type { PauseTarget } from './pause/pause-target';
 export type {
   Dialect,
   JobQueueLimits,
+  JobQueueRateLimits,
+  RateLimit,
   JobQueueModuleOptions,
   ResolvedJobQueueOptions,
   RetryBackoffOptions,

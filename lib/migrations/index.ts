@@ -30,6 +30,9 @@ import { JobQueueNextGroupsProcedureMysql1766500000001 } from './mysql/176650000
 import { JobQueueSchedulesPostgres1765500000001 } from './postgres/1765500000001-job-queue-schedules';
 import { JobQueueReadyGroupsPlpgsqlPostgres1766500000001 } from './postgres/1766500000001-job-queue-ready-groups-plpgsql';
 import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job-queue-schedules';
+import { JobQueueRateLimitsMysql1767000000001 } from './mysql/1767000000001-job-queue-rate-limits';
+import { JobQueueRateLimitsPostgres1767000000001 } from './postgres/1767000000001-job-queue-rate-limits';
+import { JobQueueRateLimitsSqlite1767000000001 } from './sqlite/1767000000001-job-queue-rate-limits';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -47,6 +50,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueFindIndexesPostgres1766000000001,
     JobQueueSettledInCompletePostgres1766000000002,
     JobQueueReadyGroupsPlpgsqlPostgres1766500000001,
+    JobQueueRateLimitsPostgres1767000000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -57,6 +61,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePausedMysql1765100000002,
     JobQueueSchedulesMysql1765500000001,
     JobQueueNextGroupsProcedureMysql1766500000001,
+    JobQueueRateLimitsMysql1767000000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -67,6 +72,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueQueryIndexesSqlite1765100000001,
     JobQueuePausedSqlite1765100000002,
     JobQueueSchedulesSqlite1765500000001,
+    JobQueueRateLimitsSqlite1767000000001,
   ],
 };
 

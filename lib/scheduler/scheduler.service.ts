@@ -46,6 +46,8 @@ export class SchedulerService {
   private pausedUntil = 0;
   private readonly io: JobContextIO;
   private readonly buffer: PrefetchBuffer;
+  /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
+  private rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -90,9 +92,28 @@ export class SchedulerService {
     this.ticking = this.loop();
   };
 
+  /**
+   * Claims again when a rate window reopens, if that is sooner than the poll would; one timer,
+   * moved earlier when a sooner reopening is reported.
+   */
+  private readonly wakeIn = (ms: number): void => {
+    if (ms >= this.options.pollIntervalMs) return;
+    const at = Date.now() + ms;
+    if (this.rateWake && this.rateWake.at <= at) return;
+    if (this.rateWake) clearTimeout(this.rateWake.timer);
+    const timer = setTimeout(() => {
+      this.rateWake = undefined;
+      this.trigger();
+    }, ms);
+    timer.unref();
+    this.rateWake = { timer, at };
+  };
+
   /** Stops claiming; running jobs continue. */
   stop(): void {
     this.accepting = false;
+    if (this.rateWake) clearTimeout(this.rateWake.timer);
+    this.rateWake = undefined;
     this.events.off('wake', this.trigger);
     this.paused.off('changed', this.onPauseChanged);
   }
@@ -197,7 +218,8 @@ export class SchedulerService {
       return room[type] > 0;
     });
     if (!types.length) return;
-    const capped = Object.keys(room).length > 0 || hasLimits(this.options);
+    const rateLimited = hasRateLimits(this.options);
+    const capped = Object.keys(room).length > 0 || hasLimits(this.options) || rateLimited;
     try {
       const { quotas, rotation } = this.planner.plan({
         free,
@@ -219,6 +241,8 @@ export class SchedulerService {
         limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
         room: Object.keys(room).length ? { types: room } : undefined,
         excludeGroups: this.paused.groups.size ? [...this.paused.groups] : undefined,
+        rateLimits: rateLimited ? this.options.rateLimits : undefined,
+        onRateLimited: rateLimited ? this.wakeIn : undefined,
       });
       this.recovered();
       if (!this.accepting) {
@@ -297,6 +321,10 @@ function bump(map: Map<string, number>, key: string, by: number): void {
   const n = (map.get(key) ?? 0) + by;
   if (n) map.set(key, n);
   else map.delete(key);
+}
+
+function hasRateLimits(options: ResolvedJobQueueOptions): boolean {
+  return Object.keys(options.rateLimits.types).length > 0 || Object.keys(options.rateLimits.groups).length > 0;
 }
 
 function hasLimits(options: ResolvedJobQueueOptions): boolean {
