@@ -33,6 +33,9 @@ import { JobQueueSchedulesSqlite1765500000001 } from './sqlite/1765500000001-job
 import { JobQueueRateLimitsMysql1767000000001 } from './mysql/1767000000001-job-queue-rate-limits';
 import { JobQueueRateLimitsPostgres1767000000001 } from './postgres/1767000000001-job-queue-rate-limits';
 import { JobQueueRateLimitsSqlite1767000000001 } from './sqlite/1767000000001-job-queue-rate-limits';
+import { JobQueueKeysMysql1767000000002 } from './mysql/1767000000002-job-queue-keys';
+import { JobQueueKeysPostgres1767000000002 } from './postgres/1767000000002-job-queue-keys';
+import { JobQueueKeysSqlite1767000000002 } from './sqlite/1767000000002-job-queue-keys';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -51,6 +54,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSettledInCompletePostgres1766000000002,
     JobQueueReadyGroupsPlpgsqlPostgres1766500000001,
     JobQueueRateLimitsPostgres1767000000001,
+    JobQueueKeysPostgres1767000000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -62,6 +66,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSchedulesMysql1765500000001,
     JobQueueNextGroupsProcedureMysql1766500000001,
     JobQueueRateLimitsMysql1767000000001,
+    JobQueueKeysMysql1767000000002,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -73,6 +78,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePausedSqlite1765100000002,
     JobQueueSchedulesSqlite1765500000001,
     JobQueueRateLimitsSqlite1767000000001,
+    JobQueueKeysSqlite1767000000002,
   ],
 };
 

@@ -55,7 +55,7 @@ async function stop(workers: WorkerProcess[]): Promise<void> {
 
 describeDialects('rate limits', (db) => {
   const worker = (options: Record<string, unknown>) =>
-    new WorkerProcess('rate-limit.worker', { ...db.options(), ...options });
+    new WorkerProcess('rate-limit.worker', { ...db.options(), poolSize: 4, ...options });
 
   async function boot(types: string[]): Promise<QueueApp> {
     const app = await startQueueApp(db, { worker: false, externalTypes: types });
