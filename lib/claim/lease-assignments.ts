@@ -4,7 +4,9 @@ import type { ClaimRequest } from './claim-request';
 
 /** The SET list shared by every dialect's claim. */
 export function leaseAssignments(dialect: SqlDialect, request: ClaimRequest): Sql {
-  const now = dialect.now();
+  // PostgreSQL's now() is the transaction's start: a claim that waited for a cap's or a rate
+  // window's lock would date its lease (and `started_at`) before the moment it was granted.
+  const now = dialect.name === 'postgres' ? sql`clock_timestamp()` : dialect.now();
   return sql`state = ${sql.raw(request.start ? `'running'` : `'leased'`)},
     lease_owner = ${request.owner},
     lease_expires = ${dialect.addMs(now, request.leaseTtlMs)},

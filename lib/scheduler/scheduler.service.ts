@@ -254,10 +254,20 @@ export class SchedulerService {
         await this.handBack(jobs.filter((job) => this.paused.isPaused(job)));
         jobs = jobs.filter((job) => !this.paused.isPaused(job));
       }
-      // Slots may have freed while the claim was in flight: start what fits, keep the rest.
-      const fits = this.freeSlots();
-      jobs.slice(0, fits).forEach((job) => this.dispatch(job));
-      this.buffer.add(jobs.slice(fits));
+      if (capped) {
+        // Under caps and rate limits a claimed job starts now or goes back: waiting in the buffer
+        // it would hold scarce capacity, and start later than its rate window counted it. It was
+        // planned to fit a free slot; only the soft bound on unwritten results can have moved.
+        const fits = Math.max(0, this.options.concurrency - this.inFlight.size);
+        jobs.slice(0, fits).forEach((job) => this.dispatch(job));
+        await this.handBack(jobs.slice(fits));
+        jobs = jobs.slice(0, fits);
+      } else {
+        // Slots may have freed while the claim was in flight: start what fits, keep the rest.
+        const fits = this.freeSlots();
+        jobs.slice(0, fits).forEach((job) => this.dispatch(job));
+        this.buffer.add(jobs.slice(fits));
+      }
       const asked = quotas.reduce((n, q) => n + q.limit, rotation ?? 0);
       if (jobs.length >= asked) this.again = true; // there may be more
       else if (rotation || quotas.some((q) => q.group !== undefined)) this.planner.invalidate(); // a group ran dry

@@ -10,12 +10,15 @@ interface Start {
   jobId: number;
   type: string;
   group: string;
+  /** The handler's start (its process clock). */
   at: number;
+  /** The claim of that attempt (`started_at`, database clock, same host). */
+  claimed: number;
 }
 
 async function starts(app: QueueApp, where = '1=1'): Promise<Start[]> {
-  const rows = await app.rows(`SELECT job_id, type, group_key, at_ms FROM rl_starts WHERE ${where} ORDER BY at_ms`);
-  return rows.map((r) => ({ jobId: Number(r.job_id), type: String(r.type), group: String(r.group_key), at: Number(r.at_ms) }));
+  const rows = await app.rows(`SELECT job_id, type, group_key, at_ms, claimed_ms FROM rl_starts WHERE ${where} ORDER BY at_ms`);
+  return rows.map((r) => ({ jobId: Number(r.job_id), type: String(r.type), group: String(r.group_key), at: Number(r.at_ms), claimed: Number(r.claimed_ms) }));
 }
 
 /** The most starts inside any half-open window [t, t + windowMs) that begins at a start. */
@@ -30,22 +33,30 @@ function maxInWindow(times: number[], windowMs: number): number {
   return max;
 }
 
-/** The starts of the fullest window, for the report when a check fails. */
-function fullestWindow(all: Start[], windowMs: number): string {
-  const sorted = [...all].sort((a, b) => a.at - b.at);
-  let best = { i: 0, n: 0 };
-  let j = 0;
-  for (let i = 0; i < sorted.length; i++) {
-    while (j < sorted.length && sorted[j].at < sorted[i].at + windowMs) j++;
-    if (j - i > best.n) best = { i, n: j - i };
-  }
-  return sorted.slice(best.i, best.i + best.n).map((s) => `${s.jobId}@+${s.at - sorted[best.i].at}`).join(' ');
-}
-
 /** Starts per second after the first window's burst: (starts after the first `limit`) / (last − first start). */
 function steadyRate(times: number[], limit: number): number {
   const sorted = [...times].sort((a, b) => a - b);
   return ((sorted.length - limit) / (sorted[sorted.length - 1] - sorted[0])) * 1_000;
+}
+
+/** The claim→handler-start delay the window's guard absorbs (6 buckets of a 1 s interval). */
+const GUARD_MS = 60;
+
+/**
+ * The limit holds for claims, on the database clock, in every sliding window: asserted always.
+ * Handler starts follow their claims by a few milliseconds, which the guard absorbs; a process
+ * the OS does not schedule for longer (these specs share 2 cores with other test runs) starts
+ * late, and only then may a window of handler starts hold more: asserted unless that happened,
+ * and reported either way.
+ */
+function expectWithinLimit(label: string, all: Start[], limit: number, windowMs: number, out: string[]): void {
+  const byClaim = maxInWindow(all.map((s) => s.claimed), windowMs);
+  const byStart = maxInWindow(all.map((s) => s.at), windowMs);
+  const lags = all.map((s) => s.at - s.claimed).sort((a, b) => a - b);
+  const maxLag = lags[lags.length - 1];
+  out.push(`${label}: max ${byClaim} claims / ${byStart} handler starts in any ${windowMs} ms (limit ${limit}); claim->start lag p50 ${lags[Math.floor(lags.length / 2)]} ms, max ${maxLag} ms`);
+  expect([label, 'claims', byClaim <= limit]).toEqual([label, 'claims', true]);
+  if (maxLag <= GUARD_MS) expect([label, 'handler starts', byStart <= limit]).toEqual([label, 'handler starts', true]);
 }
 
 async function stop(workers: WorkerProcess[]): Promise<void> {
@@ -60,7 +71,7 @@ describeDialects('rate limits', (db) => {
   async function boot(types: string[]): Promise<QueueApp> {
     const app = await startQueueApp(db, { worker: false, externalTypes: types });
     await app.rows(`DROP TABLE IF EXISTS rl_starts`);
-    await app.rows(`CREATE TABLE rl_starts (job_id BIGINT NOT NULL, type VARCHAR(50) NOT NULL, group_key VARCHAR(50) NOT NULL, at_ms BIGINT NOT NULL, worker INT NOT NULL)`);
+    await app.rows(`CREATE TABLE rl_starts (job_id BIGINT NOT NULL, type VARCHAR(50) NOT NULL, group_key VARCHAR(50) NOT NULL, at_ms BIGINT NOT NULL, claimed_ms BIGINT NOT NULL, worker INT NOT NULL)`);
     await app.rows(`DELETE FROM jobs`);
     return app;
   }
@@ -73,16 +84,16 @@ describeDialects('rate limits', (db) => {
       await Promise.all(workers.map((w) => w.waitFor('ready', 120_000)));
       await app.queue.enqueueGraph(Array.from({ length: 200 }, (_, i) => ({ ref: `e${i}`, type: 'email', args: { ms: 5 } })));
       await eventually('200 emails done', async () => (await app.count(`type = 'email' AND state = 'done'`)) === 200, 60_000, 100);
-      const times = (await starts(app)).map((s) => s.at);
-      expect(times.length).toBe(200);
-      const worst = maxInWindow(times, 1_000);
-      const rate = steadyRate(times, 20);
+      const all = await starts(app);
+      expect(all.length).toBe(200);
+      const out: string[] = [];
+      expectWithinLimit('email 20/s', all, 20, 1_000, out);
+      const rate = steadyRate(all.map((s) => s.claimed), 20);
       const perWorker = await app.rows(`SELECT worker, COUNT(*) AS n FROM rl_starts GROUP BY worker`);
       process.stdout.write(
-        `[${db.dialect}] rate limit 20/s, 3 processes: max ${worst} starts in any 1 s window, steady rate ${rate.toFixed(2)}/s ` +
+        `[${db.dialect}] rate limit, 3 processes: ${out.join('; ')}; steady rate ${rate.toFixed(2)}/s ` +
           `(${((rate / 20) * 100).toFixed(1)}% of the limit), spread ${perWorker.map((r) => r.n).join('/')} (2 cores shared with other runs)\n`,
       );
-      expect(worst).toBeLessThanOrEqual(20);
       expect(rate).toBeGreaterThanOrEqual(18);
       // Not failed, no attempt spent while held back.
       expect(await app.count(`type = 'email' AND attempts <> 1`)).toBe(0);
@@ -112,22 +123,22 @@ describeDialects('rate limits', (db) => {
       await app.queue.enqueueGraph(nodes);
       await eventually('all done', async () => (await app.count(`state = 'done'`)) === nodes.length, 60_000, 100);
       const all = await starts(app);
-      const email = all.filter((s) => s.type === 'email').map((s) => s.at);
-      const acme = all.filter((s) => s.group === 'acme').map((s) => s.at);
+      const email = all.filter((s) => s.type === 'email');
+      const acme = all.filter((s) => s.group === 'acme');
       const unlimited = all.filter((s) => s.type === 'sms' && s.group === 'other').map((s) => s.at);
       const lastUnlimited = Math.max(...unlimited) - enqueuedAt;
-      process.stdout.write(
-        `[${db.dialect}] email 10/s + group acme 5/s: max ${maxInWindow(email, 1_000)} email and ${maxInWindow(acme, 1_000)} acme starts in any 1 s; ` +
-          `emails took ${((Math.max(...email) - Math.min(...email)) / 1_000).toFixed(1)} s, unlimited sms done ${lastUnlimited} ms after enqueue\n`,
-      );
+      const out: string[] = [];
       expect(all.length).toBe(nodes.length);
-      if (maxInWindow(email, 1_000) > 10) process.stdout.write(`fullest email window: ${fullestWindow(all.filter((s) => s.type === 'email'), 1_000)}\n`);
-      if (maxInWindow(acme, 1_000) > 5) process.stdout.write(`fullest acme window: ${fullestWindow(all.filter((s) => s.group === 'acme'), 1_000)}\n`);
-      expect(maxInWindow(email, 1_000)).toBeLessThanOrEqual(10);
-      expect(maxInWindow(acme, 1_000)).toBeLessThanOrEqual(5);
+      expectWithinLimit('email 10/s', email, 10, 1_000, out);
+      expectWithinLimit('group acme 5/s', acme, 5, 1_000, out);
+      const span = (xs: Start[]) => Math.max(...xs.map((x) => x.claimed)) - Math.min(...xs.map((x) => x.claimed));
+      process.stdout.write(
+        `[${db.dialect}] type + group limits: ${out.join('; ')}; emails took ${(span(email) / 1_000).toFixed(1)} s, ` +
+          `acme ${(span(acme) / 1_000).toFixed(1)} s, unlimited sms done ${lastUnlimited} ms after enqueue\n`,
+      );
       // 70 emails at 10/s take at least 6 s; 50 acme jobs at 5/s at least 9 s; the 100 unlimited ones run at once.
-      expect(Math.max(...email) - Math.min(...email)).toBeGreaterThanOrEqual(6_000);
-      expect(Math.max(...acme) - Math.min(...acme)).toBeGreaterThanOrEqual(9_000);
+      expect(span(email)).toBeGreaterThanOrEqual(6_000);
+      expect(span(acme)).toBeGreaterThanOrEqual(9_000);
       expect(lastUnlimited).toBeLessThan(5_000);
       expect(await app.count(`attempts <> 1`)).toBe(0);
     } finally {
@@ -161,13 +172,11 @@ describeDialects('rate limits', (db) => {
       await eventually('160 emails done', async () => (await app.count(`type = 'email' AND state = 'done'`)) === 160, 90_000, 100);
       const all = await starts(app);
       const rerun = await app.count(`type = 'email' AND attempts = 2`);
-      const after = all.filter((s) => s.at >= killedAt).map((s) => s.at);
-      process.stdout.write(
-        `[${db.dialect}] SIGKILL under a 20/s limit: ${rerun} job(s) reclaimed and run again, max ${maxInWindow(all.map((s) => s.at), 1_000)} starts ` +
-          `in any 1 s overall, ${maxInWindow(after, 1_000)} after the kill\n`,
-      );
+      const out: string[] = [];
+      expectWithinLimit('overall', all, 20, 1_000, out);
+      expectWithinLimit('after the kill', all.filter((s) => s.claimed >= killedAt - 50), 20, 1_000, out);
+      process.stdout.write(`[${db.dialect}] SIGKILL under a 20/s limit: ${rerun} job(s) reclaimed and run again; ${out.join('; ')}\n`);
       expect(rerun).toBeGreaterThan(0);
-      expect(maxInWindow(all.map((s) => s.at), 1_000)).toBeLessThanOrEqual(20);
     } finally {
       workers.forEach((w) => w.dead || w.kill());
       await Promise.all(workers.map((w) => w.exited));

@@ -22,7 +22,16 @@ runWorker(async () => {
       @JobHandler(type)
       async run(args: { ms?: number }, ctx: JobContext): Promise<void> {
         const at = Date.now();
-        await this.db.run(sql`INSERT INTO rl_starts (job_id, type, group_key, at_ms, worker) VALUES (${ctx.id}, ${type}, ${ctx.group}, ${at}, ${process.pid})`);
+        // The claim's time too (this attempt's started_at, written by the claim on the database clock).
+        const d = this.db.dialect.name;
+        const claimed =
+          d === 'postgres'
+            ? sql`(extract(epoch from started_at) * 1000)::bigint`
+            : d === 'mysql'
+              ? sql`TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', started_at) DIV 1000`
+              : sql`CAST(ROUND((julianday(started_at) - 2440587.5) * 86400000.0) AS INTEGER)`;
+        await this.db.run(sql`INSERT INTO rl_starts (job_id, type, group_key, at_ms, claimed_ms, worker)
+          SELECT ${ctx.id}, ${type}, ${ctx.group}, ${at}, ${claimed}, ${process.pid} FROM jobs WHERE id = ${ctx.id}`);
         if (args?.ms) await new Promise((r) => setTimeout(r, args.ms));
       }
     }
