@@ -36,6 +36,12 @@ export interface ClaimRequest {
    * has room again, so the worker wakes then rather than at its next poll.
    */
   onRateLimited?: (reopensInMs: number) => void;
+  /**
+   * Set by the claim itself under rate limits: the database time (epoch ms) at which the rate
+   * windows admitted this claim, written as the jobs' `started_at`, so that a job's start is
+   * dated where its window counted it.
+   */
+  admittedAtMs?: number;
   /** This process's own remaining room (e.g. a handler's `concurrency`). */
   room?: LimitRoom;
   /** Paused groups (`pause({ group })`): never claimed, whatever the quota. */

@@ -24,8 +24,10 @@ const BUSY_RETRY_MS = 20;
  * Without limits PostgreSQL claims with one function call (no explicit transaction; the
  * rotation claim, used when there are more ready groups than slots, is a second function) and SQLite
  * with one statement per quota inside BEGIN IMMEDIATE. With limits (cluster-wide
- * caps, or this process's per-type room) every dialect takes the same careful path: lock the
- * caps' rows, count what is in flight, lock candidates, keep those that fit, lease them.
+ * caps, rate limits, or this process's per-type room) every dialect takes the same careful path:
+ * lock the caps' rows and count what is in flight, lock the rate windows and read what they
+ * allow, lock candidates of the types and groups with room left, keep those that fit, lease
+ * them, record them in their windows. Without `rateLimits` configured none of this runs.
  */
 @Injectable()
 export class ClaimService {
@@ -71,7 +73,8 @@ export class ClaimService {
     const gate = rateKeys.length ? await RateGate.open(tx, rateKeys) : undefined;
     const room = tighter(tighter(cluster, request.room ?? {}), gate?.room() ?? {});
     let claimed: ClaimedJob[] = [];
-    const narrowed = withoutExhausted(request, room);
+    const without = withoutExhausted(request, room);
+    const narrowed = without && gate ? { ...without, admittedAtMs: gate.admittedAtMs } : without;
     if ((room.total ?? 1) > 0 && narrowed) {
       if (narrowed.rotation) claimed = await claimRotation(tx, narrowed, room);
       else claimed = await leaseJobs(tx, narrowed, withinLimits(await selectClaimCandidates(tx, narrowed), room));

@@ -12,8 +12,15 @@ export function leaseAssignments(dialect: SqlDialect, request: ClaimRequest): Sq
     lease_expires = ${dialect.addMs(now, request.leaseTtlMs)},
     heartbeat_at = ${now},
     attempts = attempts + 1,
-    started_at = ${request.start ? now : sql`started_at`},
+    started_at = ${request.start ? admittedAt(dialect, request) ?? now : sql`started_at`},
     updated_at = ${now}`;
+}
+
+/** The time a rate-limited claim was admitted, as a bound time value; undefined otherwise. */
+function admittedAt(dialect: SqlDialect, request: ClaimRequest): Sql | undefined {
+  if (request.admittedAtMs === undefined) return undefined;
+  const value = dialect.timeParam(new Date(Math.floor(request.admittedAtMs)));
+  return dialect.name === 'postgres' ? sql`${value}::timestamptz` : sql`${value}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../database/sql-executor';
-import type { JobQueueRateLimits, RateLimit } from '../job-queue.options';
+import type { RateLimit } from '../job-queue.options';
 import { lockRateWindows, rateLimitName, saveRateWindow } from '../rate-limit/rate-limit.sql';
 import { currentCounts, rateGeometry, rateRoom, recordClaims, reopensInMs, type RateWindowState } from '../rate-limit/rate-window';
 import type { ClaimRequest } from './claim-request';
@@ -39,11 +39,13 @@ export class RateGate {
   ) {}
 
   static async open(tx: SqlExecutor, keys: RateKey[]): Promise<RateGate> {
-    const { nowMs, windows } = await lockRateWindows(
-      tx,
-      keys.map((k) => k.name),
-    );
+    const { nowMs, windows } = await lockRateWindows(tx, keys.map((k) => k.name));
     return new RateGate(keys, nowMs, windows);
+  }
+
+  /** The database time the windows were read at: the claim's admission. */
+  get admittedAtMs(): number {
+    return this.nowMs;
   }
 
   room(): LimitRoom {
@@ -76,5 +78,3 @@ export class RateGate {
     return this.windows.get(k.name) ?? { head: 0, counts: [] };
   }
 }
-
-export type ResolvedRateLimits = Required<JobQueueRateLimits>;
