@@ -1,4 +1,6 @@
+import { jest } from '@jest/globals';
 import { InvalidOptionError } from '../../lib';
+import { ClaimService } from '../../lib/claim/claim.service';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
@@ -76,7 +78,7 @@ describeDialects('rate limits', (db) => {
     return app;
   }
 
-  it('3 processes, 20 per second on one type, 10 s of backlog: never more than 20 starts in any 1 s, at >= 90% of the rate', async () => {
+  it('3 processes, 20 per second on one type, 10 s of backlog: never more than 20 claims (nor handler starts, within the guard) in any 1 s, at >= 90% of the rate', async () => {
     const app = await boot(['email']);
     const options = { types: ['email'], rateLimits: { types: { email: { limit: 20, intervalMs: 1_000 } } } };
     const workers = [worker(options), worker(options), worker(options)];
@@ -180,6 +182,38 @@ describeDialects('rate limits', (db) => {
     } finally {
       workers.forEach((w) => w.dead || w.kill());
       await Promise.all(workers.map((w) => w.exited));
+      await app.close();
+    }
+  });
+
+  it('a claim that cannot reach a rate-limited type or group is unchanged (PostgreSQL: one function call, no transaction)', async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['free', 'limited'] });
+    try {
+      await app.queue.enqueueGraph([
+        { ref: 'a', type: 'free' },
+        { ref: 'b', type: 'limited' },
+      ]);
+      const claims = app.module.get(ClaimService);
+      const run = jest.spyOn(app.db, 'run');
+      const transaction = jest.spyOn(app.db, 'transaction');
+      const base = { owner: 'probe', quotas: [{ limit: 5 }], leaseTtlMs: 30_000, start: true };
+      const rateLimits = { types: { limited: { limit: 1, intervalMs: 60_000 } } };
+      // No rateLimits at all, and rateLimits that do not concern the claimed type: the fast path.
+      expect(await claims.claim({ ...base, types: ['free'] })).toHaveLength(1);
+      await app.rows(`UPDATE jobs SET state = 'ready' WHERE type = 'free'`);
+      expect(await claims.claim({ ...base, types: ['free'], rateLimits })).toHaveLength(1);
+      if (db.dialect === 'postgres') {
+        expect(run).toHaveBeenCalledTimes(2);
+        expect(transaction).not.toHaveBeenCalled();
+      }
+      // A claim of the limited type takes the transactional path (one transaction).
+      run.mockClear();
+      transaction.mockClear();
+      expect(await claims.claim({ ...base, types: ['limited'], rateLimits })).toHaveLength(1);
+      expect(transaction).toHaveBeenCalledTimes(1);
+      run.mockRestore();
+      transaction.mockRestore();
+    } finally {
       await app.close();
     }
   });
