@@ -40,6 +40,8 @@ export type { PauseTarget } from './pause/pause-target';
 export type {
   Dialect,
   JobQueueLimits,
+  JobQueueRateLimits,
+  RateLimit,
   JobQueueModuleOptions,
   ResolvedJobQueueOptions,
   RetryBackoffOptions,

@@ -13,6 +13,26 @@ export interface JobQueueLimits {
   types?: Record<string, number>;
 }
 
+/** At most `limit` jobs claimed per `intervalMs` (a sliding window), cluster-wide. */
+export interface RateLimit {
+  /** Jobs per window, an integer from 1 to 1,000,000. */
+  limit: number;
+  /** The window, in milliseconds: an integer from 1 ms to 24 days. */
+  intervalMs: number;
+}
+
+/**
+ * Cluster-wide rate limits per time window, enforced inside the claim transaction next to
+ * `limits` (which caps jobs in flight, not starts per window). A limited job stays `ready`
+ * (no attempt counted) until its window has room again.
+ */
+export interface JobQueueRateLimits {
+  /** Per job type. */
+  types?: Record<string, RateLimit>;
+  /** Per group key. */
+  groups?: Record<string, RateLimit>;
+}
+
 export interface RetryBackoffOptions {
   /** Delay before the second attempt. Default 1000 ms. */
   baseMs?: number;
@@ -59,6 +79,11 @@ export interface JobQueueModuleOptions {
   prefetch?: number;
   /** Cluster-wide caps: the minimum of external limits (an API's rate, a licence, a budget). */
   limits?: JobQueueLimits;
+  /**
+   * Cluster-wide starts per time window, per type or group: `{ types: { email: { limit: 100,
+   * intervalMs: 60_000 } } }`. Every process must configure the same rate limits.
+   */
+  rateLimits?: JobQueueRateLimits;
   /** Fair-share weight per group key; overrides the weight given at enqueue. */
   groupWeights?: Record<string, number>;
   /** Idle poll interval; a finished job or a notification claims at once. Default 1000 ms. */
@@ -129,6 +154,7 @@ export interface ResolvedJobQueueOptions {
   concurrency: number;
   prefetch: number;
   limits: Required<JobQueueLimits>;
+  rateLimits: Required<JobQueueRateLimits>;
   groupWeights: Record<string, number>;
   pollIntervalMs: number;
   leaseTtlMs: number;

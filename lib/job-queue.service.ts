@@ -6,6 +6,8 @@ import type { SqlExecutor } from './database/sql-executor';
 import { assertGraphSize } from './graph/graph-size';
 import { insertGraph, withKeyRaceRetry, type InsertedGraph, type PreparedGraph } from './enqueue/graph-enqueuer';
 import { insertOneJobPostgres } from './enqueue/job-insert.sql';
+import { insertKeyed, type KeyedOutcome } from './enqueue/keyed-enqueue';
+import { isTransientConflict, isUniqueViolation } from './database/db-errors';
 import { normalizeJob, type NormalizeContext } from './enqueue/normalize-job';
 import { InvalidJobError, InvalidJobStateError, JobNotFoundError, UnknownJobTypeError } from './errors';
 import { JobQueueEvents } from './events/job-queue.events';
@@ -81,7 +83,7 @@ export class JobQueueService {
       if (this.lifecycle.active) this.lifecycle.enqueued([view], options.manager, view);
       return view as JobView<TArgs, TResult>;
     }
-    const [id] = await this.write(graph, options);
+    const [id] = graph.jobs[0].keyMode === 'forever' ? await this.write(graph, options) : [await this.writeKeyed(graph, options)];
     return (await this.read(id, executor)) as JobView<TArgs, TResult>;
   }
 
@@ -252,6 +254,9 @@ export class JobQueueService {
     };
     const jobs = nodes.map((node, i) => {
       const job = normalizeJob(node, ctx, storeRefs ? node.ref : undefined);
+      if (storeRefs && job.keyMode !== 'forever') {
+        throw new InvalidJobError('keyMode', `'forever' in enqueueGraph (the other modes work with enqueue())`, job.keyMode, node.ref);
+      }
       if (!planned[i].isContainer) this.assertRunnableType(job.type);
       return job;
     });
@@ -261,6 +266,29 @@ export class JobQueueService {
   private assertRunnableType(type: string): void {
     if (!this.options.strictTypes || this.registry.get(type) || this.options.externalTypes.includes(type)) return;
     throw new UnknownJobTypeError(type, this.registry.types());
+  }
+
+  /** A keyed job in mode unfinished / debounce / throttle (see insertKeyed). */
+  private async writeKeyed(graph: PreparedGraph, options: EnqueueOptions): Promise<number> {
+    const step = this.connection.autoIncrementStep;
+    const insert = async (tx: SqlExecutor) => {
+      const outcome = await insertKeyed(tx, graph, step);
+      if (outcome.created && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+      return outcome;
+    };
+    if (options.manager) return (await insert(this.db.executorFor(options.manager))).id;
+    await this.appTransaction.assertNoOpenAppTransaction();
+    // A lost race with a 'forever' enqueue of the same key, or a deadlock: the retry sees the winner.
+    let outcome: KeyedOutcome | undefined;
+    for (let attempt = 1; !outcome; attempt++) {
+      try {
+        outcome = await this.db.transaction(insert);
+      } catch (err) {
+        if (attempt >= 5 || !(isUniqueViolation(err) || isTransientConflict(err))) throw err;
+      }
+    }
+    if (outcome.created) this.events.wake();
+    return outcome.id;
   }
 
   private async write(graph: PreparedGraph, options: EnqueueOptions): Promise<number[]> {

@@ -55,6 +55,19 @@ export interface JobOptions {
   timeoutMs?: number;
   /** Deduplication key: enqueueing an existing key returns the existing job instead of a new one. */
   key?: string;
+  /**
+   * How `key` dedupes (single `enqueue` only; graph nodes use 'forever'):
+   * - `'forever'` (default): one job per key for good;
+   * - `'unfinished'`: one job per key while it is not finished (waiting, ready, running);
+   * - `'debounce'`: the job runs `debounceMs` after the latest enqueue; an enqueue before it is
+   *   claimed replaces its args and pushes its `runAfter` back;
+   * - `'throttle'`: at most one job per key per `throttleMs` window; enqueues inside it return that job.
+   */
+  keyMode?: 'forever' | 'unfinished' | 'debounce' | 'throttle';
+  /** With `keyMode: 'debounce'`: the quiet period after the latest enqueue, in ms. */
+  debounceMs?: number;
+  /** With `keyMode: 'throttle'`: the window, in ms. */
+  throttleMs?: number;
 }
 
 export interface EnqueueInput<TArgs = unknown> extends JobOptions {

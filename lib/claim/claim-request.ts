@@ -1,4 +1,4 @@
-import type { JobQueueLimits } from '../job-queue.options';
+import type { JobQueueLimits, JobQueueRateLimits } from '../job-queue.options';
 import type { LimitRoom } from './within-limits';
 
 /** How many ready jobs to take, from one group or from any. */
@@ -29,6 +29,19 @@ export interface ClaimRequest {
   start?: boolean;
   /** Cluster-wide caps on jobs in flight, counted in the database under a lock per cap. */
   limits?: JobQueueLimits;
+  /** Cluster-wide starts per time window, counted in a window row per limit, locked like the caps. */
+  rateLimits?: JobQueueRateLimits;
+  /**
+   * Called when a rate limit of this claim is exhausted, with the milliseconds until its window
+   * has room again, so the worker wakes then rather than at its next poll.
+   */
+  onRateLimited?: (reopensInMs: number) => void;
+  /**
+   * Set by the claim itself under rate limits: the database time (epoch ms) at which the rate
+   * windows admitted this claim, written as the jobs' `started_at`, so that a job's start is
+   * dated where its window counted it.
+   */
+  admittedAtMs?: number;
   /** This process's own remaining room (e.g. a handler's `concurrency`). */
   room?: LimitRoom;
   /** Paused groups (`pause({ group })`): never claimed, whatever the quota. */

@@ -7,10 +7,14 @@ import type { ClaimRequest } from './claim-request';
 import { toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
+import { RateGate, relevantRateKeys } from './rate-gate';
 import { postgresClaimStatement, postgresRotationClaimStatement } from './postgres.claim';
 import { claimRotation } from './rotation.claim';
 import { claimSqlite } from './sqlite.claim';
 import { withinLimits, type LimitRoom } from './within-limits';
+
+/** After SQLite's write lock was busy, a rate-limited claim tries again this soon. */
+const BUSY_RETRY_MS = 20;
 
 /**
  * Atomically leases ready jobs: one transaction, one branch per dialect. Every claimed row is
@@ -20,8 +24,10 @@ import { withinLimits, type LimitRoom } from './within-limits';
  * Without limits PostgreSQL claims with one function call (no explicit transaction; the
  * rotation claim, used when there are more ready groups than slots, is a second function) and SQLite
  * with one statement per quota inside BEGIN IMMEDIATE. With limits (cluster-wide
- * caps, or this process's per-type room) every dialect takes the same careful path: lock the
- * caps' rows, count what is in flight, lock candidates, keep those that fit, lease them.
+ * caps, rate limits, or this process's per-type room) every dialect takes the same careful path:
+ * lock the caps' rows and count what is in flight, lock the rate windows and read what they
+ * allow, lock candidates of the types and groups with room left, keep those that fit, lease
+ * them, record them in their windows. Without `rateLimits` configured none of this runs.
  */
 @Injectable()
 export class ClaimService {
@@ -34,7 +40,8 @@ export class ClaimService {
     // (an any-group quota, or the rotation) only when none is paused; per-group quotas never name one.
     const pausedReachable =
       !!request.excludeGroups?.length && ((request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined && q.limit > 0));
-    if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !pausedReachable) {
+    const rateLimited = !!request.rateLimits && relevantRateKeys(request).length > 0;
+    if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !pausedReachable && !rateLimited) {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
       const statement = request.rotation ? postgresRotationClaimStatement(request) : postgresClaimStatement(request)!;
       const { rows } = await this.db.run(statement);
@@ -44,25 +51,56 @@ export class ClaimService {
       return byPriority(await this.db.transaction((tx) => this.claimIn(tx, request), { failWhenBusy: true }));
     } catch (err) {
       // Another process holds SQLite's write lock: nothing claimed, the next tick tries again.
-      if (isSqliteBusy(err)) return [];
+      // Rate-limited work has no other wake-up than its window's: try again shortly.
+      if (isSqliteBusy(err)) {
+        if (rateLimited) request.onRateLimited?.(BUSY_RETRY_MS);
+        return [];
+      }
       throw err;
     }
   }
 
   private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
     const lockNames = relevantLimitLocks(request);
-    if (!lockNames.length && !request.room) {
+    const rateKeys = relevantRateKeys(request);
+    if (!lockNames.length && !request.room && !rateKeys.length) {
       if (request.rotation) return claimRotation(tx, request);
       if (tx.dialect.name === 'sqlite') return claimSqlite(tx, request);
       return leaseJobs(tx, request, await selectClaimCandidates(tx, request));
     }
+    // Lock order, the same in every claimer: cap rows, then rate windows, then jobs.
     const cluster = lockNames.length ? await roomUnderLimits(tx, request.limits!, lockNames) : {};
-    const room = tighter(cluster, request.room ?? {});
-    if ((room.total ?? 1) <= 0) return [];
-    if (request.rotation) return claimRotation(tx, request, room);
-    const candidates = await selectClaimCandidates(tx, request);
-    return leaseJobs(tx, request, withinLimits(candidates, room));
+    const gate = rateKeys.length ? await RateGate.open(tx, rateKeys) : undefined;
+    const room = tighter(tighter(cluster, request.room ?? {}), gate?.room() ?? {});
+    let claimed: ClaimedJob[] = [];
+    const without = withoutExhausted(request, room);
+    const narrowed = without && gate ? { ...without, admittedAtMs: gate.admittedAtMs } : without;
+    if ((room.total ?? 1) > 0 && narrowed) {
+      if (narrowed.rotation) claimed = await claimRotation(tx, narrowed, room);
+      else claimed = await leaseJobs(tx, narrowed, withinLimits(await selectClaimCandidates(tx, narrowed), room));
+    }
+    if (gate) {
+      const reopensIn = await gate.record(tx, claimed);
+      if (reopensIn !== undefined) request.onRateLimited?.(reopensIn);
+    }
+    return claimed;
   }
+}
+
+/**
+ * The request without the types and groups that have no room left (at a cap or out of rate),
+ * so that their ready jobs do not fill the candidate list and crowd out what may run: fair
+ * share then applies among what the limits allow. Null when nothing is left to claim.
+ */
+function withoutExhausted(request: ClaimRequest, room: LimitRoom): ClaimRequest | null {
+  const fullTypes = Object.entries(room.types ?? {}).filter(([, n]) => n <= 0).map(([t]) => t);
+  const fullGroups = Object.entries(room.groups ?? {}).filter(([, n]) => n <= 0).map(([g]) => g);
+  if (!fullTypes.length && !fullGroups.length) return request;
+  const types = request.types.filter((t) => !fullTypes.includes(t));
+  const quotas = request.quotas.filter((q) => q.group === undefined || !fullGroups.includes(q.group));
+  if (!types.length || (!quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return null;
+  const excludeGroups = [...new Set([...(request.excludeGroups ?? []), ...fullGroups])];
+  return { ...request, types, quotas, excludeGroups: excludeGroups.length ? excludeGroups : undefined };
 }
 
 /** The caps this claim could exceed: the global one, capped groups it may take from, capped types it runs. */

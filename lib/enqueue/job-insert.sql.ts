@@ -3,7 +3,7 @@ import type { SqlExecutor } from '../database/sql-executor';
 import type { NormalizedJob } from './normalize-job';
 
 /** A row about to be written. `id` is preassigned on PostgreSQL and SQLite, and null on MySQL. */
-export interface InsertableJob extends NormalizedJob {
+export interface InsertableJob extends Omit<NormalizedJob, 'keyMode' | 'keyWindowMs'> {
   id: number | null;
   ref: string | null;
   state: 'waiting' | 'ready';

@@ -1,5 +1,6 @@
 import { ArgsNotSerializableError, ArgsTooLargeError, InvalidJobError } from '../errors';
 import type { EnqueueInput } from '../job.types';
+import { KEY_MODES, type KeyMode } from './key-mode';
 
 export const MAX_TYPE_LENGTH = 200;
 export const MAX_GROUP_LENGTH = 200;
@@ -17,6 +18,10 @@ export interface NormalizedJob {
   maxAttempts: number;
   timeoutMs: number | null;
   key: string | null;
+  /** How the key dedupes (see KeyMode); `forever` when no key or mode is given. */
+  keyMode: KeyMode;
+  /** `debounceMs` or `throttleMs`, for those modes. */
+  keyWindowMs: number | null;
 }
 
 export interface NormalizeContext {
@@ -45,6 +50,7 @@ export function normalizeJob(input: EnqueueInput, ctx: NormalizeContext, ref?: s
     }
     runAfter = input.runAfter;
   }
+  const { keyMode, keyWindowMs } = keyPolicy(input, key, ref);
   return {
     type,
     argsJson,
@@ -58,7 +64,30 @@ export function normalizeJob(input: EnqueueInput, ctx: NormalizeContext, ref?: s
         ? (handler?.timeoutMs ?? ctx.defaultTimeoutMs)
         : integer(input.timeoutMs, 'timeoutMs', 0, 1, MAX_INT, ref),
     key,
+    keyMode,
+    keyWindowMs,
   };
+}
+
+/** `keyMode` with its window: checked together, so a mode never runs with a missing or stray window. */
+function keyPolicy(input: EnqueueInput, key: string | null, ref?: string): { keyMode: KeyMode; keyWindowMs: number | null } {
+  const mode = input.keyMode;
+  if (mode !== undefined && !KEY_MODES.includes(mode)) {
+    throw new InvalidJobError('keyMode', `one of ${KEY_MODES.map((m) => `'${m}'`).join(', ')}`, mode, ref);
+  }
+  if (mode !== undefined && mode !== 'forever' && key === null) throw new InvalidJobError('key', `a key with keyMode '${mode}'`, input.key, ref);
+  for (const [field, wanted] of [['debounceMs', 'debounce'], ['throttleMs', 'throttle']] as const) {
+    const value = input[field];
+    if (mode === wanted) {
+      if (value === undefined) throw new InvalidJobError(field, `an integer from 1 to ${MAX_INT} with keyMode '${wanted}'`, value, ref);
+      integer(value, field, 0, 1, MAX_INT, ref);
+    } else if (value !== undefined) {
+      throw new InvalidJobError(field, `left out unless keyMode is '${wanted}'`, value, ref);
+    }
+  }
+  const keyMode = mode ?? 'forever';
+  const keyWindowMs = keyMode === 'debounce' ? input.debounceMs! : keyMode === 'throttle' ? input.throttleMs! : null;
+  return { keyMode, keyWindowMs };
 }
 
 function boundedString(value: unknown, field: string, max: number, ref?: string): string {

@@ -34,6 +34,12 @@ import { JobQueueTraceContextPostgres1767100000001 } from './postgres/1767100000
 import { JobQueueTraceContextMysql1767100000001 } from './mysql/1767100000001-job-queue-trace-context';
 import { JobQueueTraceContextSqlite1767100000001 } from './sqlite/1767100000001-job-queue-trace-context';
 import { JobQueuePromotionCursorSqlite1767200000001 } from './sqlite/1767200000001-job-queue-promotion-cursor';
+import { JobQueueRateLimitsMysql1767300000001 } from './mysql/1767300000001-job-queue-rate-limits';
+import { JobQueueRateLimitsPostgres1767300000001 } from './postgres/1767300000001-job-queue-rate-limits';
+import { JobQueueRateLimitsSqlite1767300000001 } from './sqlite/1767300000001-job-queue-rate-limits';
+import { JobQueueKeysMysql1767300000002 } from './mysql/1767300000002-job-queue-keys';
+import { JobQueueKeysPostgres1767300000002 } from './postgres/1767300000002-job-queue-keys';
+import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -52,6 +58,8 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSettledInCompletePostgres1766000000002,
     JobQueueReadyGroupsPlpgsqlPostgres1766500000001,
     JobQueueTraceContextPostgres1767100000001,
+    JobQueueRateLimitsPostgres1767300000001,
+    JobQueueKeysPostgres1767300000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -63,6 +71,8 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSchedulesMysql1765500000001,
     JobQueueNextGroupsProcedureMysql1766500000001,
     JobQueueTraceContextMysql1767100000001,
+    JobQueueRateLimitsMysql1767300000001,
+    JobQueueKeysMysql1767300000002,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -75,6 +85,8 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSchedulesSqlite1765500000001,
     JobQueueTraceContextSqlite1767100000001,
     JobQueuePromotionCursorSqlite1767200000001,
+    JobQueueRateLimitsSqlite1767300000001,
+    JobQueueKeysSqlite1767300000002,
   ],
 };
 

@@ -9,7 +9,7 @@ import {
 } from '../job-queue.options';
 
 const KNOWN_OPTIONS = new Set<string>([
-  'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'prefetch', 'limits',
+  'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'prefetch', 'limits', 'rateLimits',
   'groupWeights', 'pollIntervalMs', 'leaseTtlMs', 'heartbeatIntervalMs', 'reclaimIntervalMs',
   'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
   'listenNotify', 'maxArgsBytes', 'maxResultBytes', 'maxGraphNodes', 'maxGraphDependencies', 'externalTypes', 'strictTypes',
@@ -127,6 +127,7 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
       groups: intRecord(limitsRaw.groups, 'limits.groups'),
       types: intRecord(limitsRaw.types, 'limits.types'),
     },
+    rateLimits: resolveRateLimits(raw.rateLimits),
     groupWeights: intRecord(raw.groupWeights, 'groupWeights'),
     pollIntervalMs: int(raw, 'pollIntervalMs', 1_000, 10, MAX_TIMER_MS),
     leaseTtlMs,
@@ -180,6 +181,41 @@ function resolveRetention(v: unknown): ResolvedJobQueueOptions['retention'] {
     intervalMs: int(r, 'intervalMs', 60_000, 10, MAX_TIMER_MS, 'retention.'),
     batchSize: int(r, 'batchSize', 500, 1, 10_000, 'retention.'),
   };
+}
+
+/** `{ types: { name: { limit, intervalMs } }, groups: { … } }`, every number checked. */
+function resolveRateLimits(v: unknown): ResolvedJobQueueOptions['rateLimits'] {
+  if (v === undefined) return { types: {}, groups: {} };
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw new InvalidOptionError('rateLimits', 'an object { types, groups }', v);
+  }
+  const out: ResolvedJobQueueOptions['rateLimits'] = { types: {}, groups: {} };
+  for (const [kind, byName] of Object.entries(v)) {
+    if (kind !== 'types' && kind !== 'groups') throw new InvalidOptionError(`rateLimits.${kind}`, 'one of types, groups', kind);
+    if (byName === undefined) continue;
+    if (typeof byName !== 'object' || byName === null || Array.isArray(byName)) {
+      throw new InvalidOptionError(`rateLimits.${kind}`, 'an object of { limit, intervalMs } keyed by name', byName);
+    }
+    for (const [name, rule] of Object.entries(byName as Record<string, unknown>)) {
+      const path = `rateLimits.${kind}.${name}`;
+      if (!name.length || name.length > 200) throw new InvalidOptionError(path, 'a name of 1 to 200 characters', name);
+      if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) {
+        throw new InvalidOptionError(path, 'an object { limit, intervalMs }', rule);
+      }
+      for (const k of Object.keys(rule)) {
+        if (k !== 'limit' && k !== 'intervalMs') throw new InvalidOptionError(`${path}.${k}`, 'one of limit, intervalMs', k);
+      }
+      if ((rule as Record<string, unknown>).limit === undefined) throw new InvalidOptionError(`${path}.limit`, 'an integer from 1 to 1000000', undefined);
+      if ((rule as Record<string, unknown>).intervalMs === undefined) {
+        throw new InvalidOptionError(`${path}.intervalMs`, `an integer from 1 to ${MAX_TIMER_MS}`, undefined);
+      }
+      out[kind][name] = {
+        limit: int(rule, 'limit', 0, 1, 1_000_000, `${path}.`),
+        intervalMs: int(rule, 'intervalMs', 0, 1, MAX_TIMER_MS, `${path}.`),
+      };
+    }
+  }
+  return out;
 }
 
 function defaultWorkerId(): string {

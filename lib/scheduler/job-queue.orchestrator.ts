@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { allLimitLockNames, ensureLimitRows } from '../claim/limit-locks.sql';
+import { allRateLimitNames, ensureRateLimitRows } from '../rate-limit/rate-limit.sql';
 import { JobQueueConnection } from '../database/job-queue.connection';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { FinalizeService } from '../finalize/finalize.service';
@@ -64,6 +65,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
       return;
     }
     await ensureLimitRows(this.connection.db, allLimitLockNames(this.options.limits));
+    await ensureRateLimitRows(this.connection.db, allRateLimitNames(this.options.rateLimits));
     if (this.options.dialect === 'postgres' && this.options.listenNotify) {
       await this.listener.start(this.connection.dataSource, (payload) => this.onNotification(payload));
     }

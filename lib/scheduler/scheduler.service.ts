@@ -61,6 +61,8 @@ export class SchedulerService {
   private wakes = 0;
   private readonly io: JobContextIO;
   private readonly buffer: PrefetchBuffer;
+  /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
+  private rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -119,10 +121,29 @@ export class SchedulerService {
     this.ticking = this.loop();
   }
 
+  /**
+   * Claims again when a rate window reopens, if that is sooner than the poll would; one timer,
+   * moved earlier when a sooner reopening is reported.
+   */
+  private readonly wakeIn = (ms: number): void => {
+    if (ms >= this.options.pollIntervalMs) return;
+    const at = Date.now() + ms;
+    if (this.rateWake && this.rateWake.at <= at) return;
+    if (this.rateWake) clearTimeout(this.rateWake.timer);
+    const timer = setTimeout(() => {
+      this.rateWake = undefined;
+      this.trigger();
+    }, ms);
+    timer.unref();
+    this.rateWake = { timer, at };
+  };
+
   /** Stops claiming; running jobs continue. */
   stop(): void {
     this.accepting = false;
     this.vitals.working = false;
+    if (this.rateWake) clearTimeout(this.rateWake.timer);
+    this.rateWake = undefined;
     this.events.off('wake', this.trigger);
     this.paused.off('changed', this.onPauseChanged);
   }
@@ -232,7 +253,8 @@ export class SchedulerService {
       return room[type] > 0;
     });
     if (!types.length) return;
-    const capped = Object.keys(room).length > 0 || hasLimits(this.options);
+    const rateLimited = hasRateLimits(this.options);
+    const capped = Object.keys(room).length > 0 || hasLimits(this.options) || rateLimited;
     try {
       const { quotas, rotation } = this.planner.plan({
         free,
@@ -257,6 +279,8 @@ export class SchedulerService {
         limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
         room: Object.keys(room).length ? { types: room } : undefined,
         excludeGroups: this.paused.groups.size ? [...this.paused.groups] : undefined,
+        rateLimits: rateLimited ? this.options.rateLimits : undefined,
+        onRateLimited: rateLimited ? this.wakeIn : undefined,
       });
       this.recovered();
       if (!this.accepting) {
@@ -269,10 +293,20 @@ export class SchedulerService {
         jobs = jobs.filter((job) => !this.paused.isPaused(job));
       }
       if (this.instrumentation && jobs.length) await this.attachTraces(jobs);
-      // Slots may have freed while the claim was in flight: start what fits, keep the rest.
-      const fits = this.freeSlots();
-      jobs.slice(0, fits).forEach((job) => this.dispatch(job));
-      this.buffer.add(jobs.slice(fits));
+      if (capped) {
+        // Under caps and rate limits a claimed job starts now or goes back: waiting in the buffer
+        // it would hold scarce capacity, and start later than its rate window counted it. It was
+        // planned to fit a free slot; only the soft bound on unwritten results can have moved.
+        const fits = Math.max(0, this.options.concurrency - this.inFlight.size);
+        jobs.slice(0, fits).forEach((job) => this.dispatch(job));
+        await this.handBack(jobs.slice(fits));
+        jobs = jobs.slice(0, fits);
+      } else {
+        // Slots may have freed while the claim was in flight: start what fits, keep the rest.
+        const fits = this.freeSlots();
+        jobs.slice(0, fits).forEach((job) => this.dispatch(job));
+        this.buffer.add(jobs.slice(fits));
+      }
       const asked = quotas.reduce((n, q) => n + q.limit, rotation ?? 0);
       if (jobs.length >= asked) this.again = true; // there may be more
       else if (wholeQueue && wakes === this.wakes) this.dry = true;
@@ -384,6 +418,10 @@ function readyTime(job: ClaimedJob, db: JobQueueDatabase): number | undefined {
   const at = raw instanceof Date ? raw : db.dialect.parseTime(raw);
   const ms = at?.getTime();
   return ms === undefined || Number.isNaN(ms) ? undefined : ms;
+}
+
+function hasRateLimits(options: ResolvedJobQueueOptions): boolean {
+  return Object.keys(options.rateLimits.types).length > 0 || Object.keys(options.rateLimits.groups).length > 0;
 }
 
 function hasLimits(options: ResolvedJobQueueOptions): boolean {

@@ -30,6 +30,9 @@ export function loadSampleConfig(env: NodeJS.ProcessEnv = process.env): SampleCo
       concurrency: 4,
       pollIntervalMs: 200,
       groupWeights: TENANT_WEIGHTS,
+      // The mail provider behind `notify` accepts 2 messages per second, whatever the number of
+      // replicas: a cluster-wide rate limit, enforced in the claim (a held-back notify stays ready).
+      rateLimits: { types: { notify: { limit: 2, intervalMs: 1_000 } } },
       // Short backoff so the flaky fetch's second attempt comes within a second.
       retryBackoff: { baseMs: 300, maxMs: 2_000 },
       shutdownGraceMs: 5_000,

@@ -56,6 +56,7 @@ export class ReportHandlers {
     return { url: `/reports/${tenant}/${ctx.id}.pdf`, pages: 1 + Object.keys(aggregate.bySource).length, total: aggregate.total };
   }
 
+  /** Rate-limited to 2 per second cluster-wide (`rateLimits` in sample.config.ts). */
   @JobHandler('notify')
   async notify({ tenant }: TenantArgs, ctx: JobContext): Promise<NotifyResult> {
     const { render } = await ctx.upstream<{ render: RenderResult }>();

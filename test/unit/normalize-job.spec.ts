@@ -21,6 +21,8 @@ describe('normalizeJob', () => {
       maxAttempts: 7,
       timeoutMs: 60_000,
       key: null,
+      keyMode: 'forever',
+      keyWindowMs: null,
     });
     expect(normalizeJob({ type: 'x', group: 'heavy' }, ctx)).toMatchObject({ weight: 5, maxAttempts: 3, timeoutMs: null, argsJson: 'null' });
   });

@@ -1,0 +1,56 @@
+import { sql } from '../database/sql';
+import type { SqlExecutor } from '../database/sql-executor';
+import type { JobQueueRateLimits } from '../job-queue.options';
+import { decodeCounts, encodeCounts, type RateWindowState } from './rate-window';
+
+export function rateLimitName(kind: 'type' | 'group', key: string): string {
+  return `${kind}:${key}`;
+}
+
+/** Every window row the configured rate limits need; created once at start-up. */
+export function allRateLimitNames(rateLimits: Required<JobQueueRateLimits>): string[] {
+  return [
+    ...Object.keys(rateLimits.types).map((t) => rateLimitName('type', t)),
+    ...Object.keys(rateLimits.groups).map((g) => rateLimitName('group', g)),
+  ];
+}
+
+export async function ensureRateLimitRows(db: SqlExecutor, names: string[]): Promise<void> {
+  if (!names.length) return;
+  const values = sql.join(names.map((n) => sql`(${n}, 0, '')`));
+  const insert =
+    db.dialect.name === 'postgres'
+      ? sql`INSERT INTO job_queue_rate_limits (name, head, counts) VALUES ${values} ON CONFLICT DO NOTHING`
+      : db.dialect.name === 'mysql'
+        ? sql`INSERT IGNORE INTO job_queue_rate_limits (name, head, counts) VALUES ${values}`
+        : sql`INSERT OR IGNORE INTO job_queue_rate_limits (name, head, counts) VALUES ${values}`;
+  await db.run(insert);
+}
+
+/**
+ * Locks the window rows of these limits (in name order, like the limit rows, so concurrent
+ * claimers queue instead of deadlocking; SQLite's BEGIN IMMEDIATE already excludes every other
+ * writer) and reads them, then the database's clock in milliseconds. The clock is read after
+ * the lock is granted: a claimer that waited must not record its claims at the time it began
+ * waiting, or they would leave the window early.
+ */
+export async function lockRateWindows(tx: SqlExecutor, names: string[]): Promise<{ nowMs: number; windows: Map<string, RateWindowState> }> {
+  const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
+  const { rows } = await tx.run(
+    sql`SELECT name, head, counts FROM job_queue_rate_limits WHERE name IN (${sql.list([...names].sort())}) ORDER BY name${lock}`,
+  );
+  const windows = new Map<string, RateWindowState>();
+  for (const r of rows) windows.set(String(r.name), { head: Number(r.head), counts: decodeCounts(r.counts) });
+  const clock =
+    tx.dialect.name === 'postgres'
+      ? sql`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`
+      : tx.dialect.name === 'mysql'
+        ? sql`SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) / 1000 AS now_ms`
+        : sql`SELECT (julianday('now') - 2440587.5) * 86400000.0 AS now_ms`;
+  const now = await tx.run(clock);
+  return { nowMs: Number(now.rows[0].now_ms), windows };
+}
+
+export async function saveRateWindow(tx: SqlExecutor, name: string, state: RateWindowState): Promise<void> {
+  await tx.run(sql`UPDATE job_queue_rate_limits SET head = ${state.head}, counts = ${encodeCounts(state.counts)} WHERE name = ${name}`);
+}

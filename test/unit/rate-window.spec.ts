@@ -1,0 +1,82 @@
+import { decideKey } from '../../lib/enqueue/key-mode';
+import {
+  GUARD_BUCKETS,
+  currentCounts,
+  decodeCounts,
+  encodeCounts,
+  rateGeometry,
+  rateRoom,
+  recordClaims,
+  reopensInMs,
+  type RateWindowState,
+} from '../../lib/rate-limit/rate-window';
+
+describe('rate windows', () => {
+  const rule = { limit: 20, intervalMs: 1_000 };
+  const g = rateGeometry(rule);
+  const empty: RateWindowState = { head: 0, counts: [] };
+
+  it('cuts the interval into 10 ms buckets and counts a guard beyond it', () => {
+    expect(g).toEqual({ width: 10, span: 100 + 1 + GUARD_BUCKETS });
+    expect(rateGeometry({ limit: 1, intervalMs: 30 })).toEqual({ width: 1, span: 31 + GUARD_BUCKETS });
+    expect(rateGeometry({ limit: 1, intervalMs: 60_000 }).width).toBe(600);
+  });
+
+  it('admits up to the limit, then reopens when the oldest claims leave the window', () => {
+    const t0 = 1_000_000;
+    expect(rateRoom(rule, currentCounts(empty, t0, g).counts)).toBe(20);
+    let state = recordClaims(empty, t0, 15, g);
+    state = recordClaims(state, t0 + 500, 5, g);
+    expect(rateRoom(rule, currentCounts(state, t0 + 600, g).counts)).toBe(0);
+    // The 15 claims of bucket t0 leave once the current bucket is span buckets later.
+    const reopen = reopensInMs(rule, state, t0 + 600, g);
+    expect(reopen).toBe(t0 + g.span * g.width - (t0 + 600));
+    expect(rateRoom(rule, currentCounts(state, t0 + 600 + reopen - 1, g).counts)).toBe(0);
+    expect(rateRoom(rule, currentCounts(state, t0 + 600 + reopen, g).counts)).toBe(15);
+    expect(reopensInMs(rule, state, t0 + 600 + reopen, g)).toBe(0);
+  });
+
+  it('never admits more than the limit in any sliding interval (simulated greedy claimers with jittered clocks)', () => {
+    let state = empty;
+    const claims: number[] = [];
+    let t = 5_000;
+    for (let step = 0; step < 5_000; step++) {
+      t += 1 + ((step * 7919) % 13);
+      const room = rateRoom(rule, currentCounts(state, t, g).counts);
+      const take = Math.min(room, 1 + (step % 4));
+      if (take > 0) {
+        state = recordClaims(state, t, take, g);
+        for (let i = 0; i < take; i++) claims.push(t);
+      }
+    }
+    let worst = 0;
+    for (let i = 0, j = 0; i < claims.length; i++) {
+      while (j < claims.length && claims[j] < claims[i] + rule.intervalMs + GUARD_BUCKETS * g.width) j++;
+      worst = Math.max(worst, j - i);
+    }
+    expect(worst).toBeLessThanOrEqual(20);
+    // And the rate stays close to the limit: at least the interval's share of the counted span.
+    const rate = (claims.length / (claims[claims.length - 1] - claims[0])) * 1_000;
+    expect(rate).toBeGreaterThan(20 * 0.9);
+  });
+
+  it('drops buckets that fell out of the window, keeps a head a clock step left behind', () => {
+    const state = recordClaims(empty, 10_000, 3, g);
+    expect(currentCounts(state, 10_000 + 2_000, g).counts.reduce((a, b) => a + b, 0)).toBe(0);
+    expect(currentCounts(state, 9_990, g).head).toBe(state.head);
+    expect(decodeCounts(encodeCounts([0, 3, 0, 1]))).toEqual([0, 3, 0, 1]);
+    expect(decodeCounts('')).toEqual([]);
+  });
+});
+
+describe('key modes', () => {
+  it('decides per mode from the holder', () => {
+    expect(decideKey('unfinished', null, false)).toEqual({ kind: 'create' });
+    expect(decideKey('unfinished', { id: 1, state: 'running' }, false)).toEqual({ kind: 'existing', id: 1 });
+    expect(decideKey('unfinished', { id: 1, state: 'done' }, false)).toEqual({ kind: 'create' });
+    expect(decideKey('debounce', { id: 2, state: 'ready' }, false)).toEqual({ kind: 'debounce', id: 2 });
+    expect(decideKey('debounce', { id: 2, state: 'running' }, false)).toEqual({ kind: 'create' });
+    expect(decideKey('throttle', { id: 3, state: 'done' }, true)).toEqual({ kind: 'existing', id: 3 });
+    expect(decideKey('throttle', { id: 3, state: 'ready' }, false)).toEqual({ kind: 'create' });
+  });
+});
