@@ -48,17 +48,6 @@ export class SchedulerService {
   private again = false;
   private errorStreak = 0;
   private pausedUntil = 0;
-  /**
-   * The last claim asked the whole queue (no group quotas, caps or pauses) and came back short:
-   * nothing was ready for this worker. A finished job's free slot does not change that (ready
-   * jobs appear by an enqueue, a promotion, a notification, a sweep, or falling due, which the
-   * poll catches), so a free slot only claims again once something woke the worker. In a chain
-   * each link used to cost up to three claims (slot freed before its result was written, the
-   * promotion's wake, the notification): now one.
-   */
-  private dry = false;
-  /** Counts wakes, so a claim that was in flight across one does not mark the queue dry. */
-  private wakes = 0;
   private readonly io: JobContextIO;
   private readonly buffer: PrefetchBuffer;
   /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
@@ -104,22 +93,13 @@ export class SchedulerService {
   /** Requests a tick; cheap to call often. Prefetched jobs fill free slots at once. */
   readonly trigger = (): void => {
     if (!this.accepting) return;
-    this.dry = false;
-    this.wakes++;
-    this.slotFreed();
-  };
-
-  /** A slot freed: start prefetched jobs, and claim unless the queue was seen dry since the last wake. */
-  private slotFreed(): void {
-    if (!this.accepting) return;
     for (const job of this.buffer.take(this.freeSlots())) this.dispatch(job);
-    if (this.dry) return;
     if (this.ticking) {
       this.again = true;
       return;
     }
     this.ticking = this.loop();
-  }
+  };
 
   /**
    * Claims again when a rate window reopens, if that is sooner than the poll would; one timer,
@@ -234,7 +214,7 @@ export class SchedulerService {
       do {
         this.again = false;
         await this.tick();
-      } while (this.again && this.accepting && !this.dry);
+      } while (this.again && this.accepting);
     } finally {
       this.ticking = undefined;
     }
@@ -265,9 +245,6 @@ export class SchedulerService {
         pausedGroups: this.paused.groups,
       });
       if (!quotas.length && !rotation) return;
-      const wakes = this.wakes;
-      // Short, this claim shows nothing is ready: it saw every group and was held back by no cap.
-      const wholeQueue = !capped && !this.paused.groups.size && quotas.every((q) => q.group === undefined);
       let jobs = await this.claims.claim({
         owner: this.options.workerId,
         types,
@@ -309,8 +286,7 @@ export class SchedulerService {
       }
       const asked = quotas.reduce((n, q) => n + q.limit, rotation ?? 0);
       if (jobs.length >= asked) this.again = true; // there may be more
-      else if (wholeQueue && wakes === this.wakes) this.dry = true;
-      if (jobs.length < asked && (rotation || quotas.some((q) => q.group !== undefined))) this.planner.invalidate(); // a group ran dry
+      else if (rotation || quotas.some((q) => q.group !== undefined)) this.planner.invalidate(); // a group ran dry
     } catch (err) {
       this.failed(err);
     }
@@ -363,7 +339,7 @@ export class SchedulerService {
     this.vitals.inFlight = this.inFlight.size;
     bump(this.inFlightByGroup, job.group, -1);
     bump(this.inFlightByType, job.type, -1);
-    this.slotFreed(); // the slot is free now; the result is written in the background
+    this.trigger(); // the slot is free now; the result is written in the background
     const durationMs = Date.now() - startedAt;
     if (outcome.kind === 'done') {
       const written = await this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
@@ -377,7 +353,7 @@ export class SchedulerService {
       });
       if (this.lifecycle.active && written !== 'lost') this.lifecycle.attemptEnded(job, written, durationMs, outcome.error);
     }
-    if (outcome.kind !== 'aborted') this.slotFreed(); // the written result may have been holding a slot
+    if (outcome.kind !== 'aborted') this.trigger(); // the written result may have been holding a slot
   }
 
   private reportProgress(id: number, percent: number, stage: string | undefined | null): void {

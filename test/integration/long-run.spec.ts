@@ -61,7 +61,9 @@ describeDialects(`long run: ${JOBS.toLocaleString('en')} jobs through one worker
     // Retention shrinks the table back, and the claim still reads only the ready index.
     await eventually('retention emptied the table', async () => (await app.count()) === 0, 120_000, 500);
     await app.queue.enqueueGraph(Array.from({ length: 5 }, (_, i) => ({ ref: `after${i}`, type: 'noop' })));
-    if (db.dialect === 'postgres') await app.rows(`ANALYZE jobs`);
+    // As autovacuum would after retention deleted every row: dead index entries can make a
+    // bloated partial index look as cheap as the ready one for five rows.
+    if (db.dialect === 'postgres') await app.rows(`VACUUM ANALYZE jobs`);
     const { text, params } = claimCandidatesStatement(app.db.dialect, ['noop'], { limit: 10 }).render(db.dialect);
     const plan = JSON.stringify(await app.dataSource.query((db.dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ') + text, params));
     expect(plan).toMatch(/jobs_ready(_group)?_idx/); // either partial ready index; never a scan of the table
