@@ -18,6 +18,7 @@ import { graphsLarge } from './scenarios/graphs-large';
 import { memory } from './scenarios/memory';
 import { mysqlScenario } from './scenarios/mysql';
 import { pgLatency } from './scenarios/pg-latency';
+import { peersNode22 } from './scenarios/peers-node22';
 import { pgThroughput } from './scenarios/pg-throughput';
 import { queryScenario } from './scenarios/query';
 import { scanCost } from './scenarios/scan-cost';
@@ -25,7 +26,7 @@ import { sqliteScenario } from './scenarios/sqlite';
 import { waitersScenario } from './scenarios/waiters';
 
 const SCENARIOS: Scenario[] = [
-  pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario,
+  pgThroughput, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario, peersNode22,
 ];
 
 async function main(): Promise<number> {
