@@ -29,6 +29,8 @@ export interface PeerGraphNode {
 }
 
 interface System {
+  /** Claim statements run and how many came back empty (ours only; graphile-worker does not expose them). */
+  claims?(): { claims: number; empty: number };
   prepare(): Promise<void>;
   enqueue(count: number): Promise<string[]>;
   enqueueOne(tag: number): Promise<string>;
@@ -70,7 +72,19 @@ function ours(o: PeerWorkerOptions): System {
   let lo = Infinity;
   let hi = -Infinity;
   const note = (ids: number[]) => ids.forEach((id) => ((lo = Math.min(lo, id)), (hi = Math.max(hi, id))));
+  // Counts the scheduler's claims, and the empty ones, by wrapping ClaimService.claim in this
+  // process (bench only): with several worker processes, empty claims show them thrashing.
+  const { ClaimService } = require('nestjs-sql-job-queue') as typeof import('nestjs-sql-job-queue');
+  const counts = { claims: 0, empty: 0 };
+  const claim = ClaimService.prototype.claim;
+  ClaimService.prototype.claim = async function (this: InstanceType<typeof ClaimService>, ...args: Parameters<typeof claim>) {
+    const got = await claim.apply(this, args);
+    counts.claims++;
+    if (!got.length) counts.empty++;
+    return got;
+  };
   return {
+    claims: () => ({ ...counts }),
     async prepare() {
       enq = await bootEnqueuer('postgres', o.url);
       probe = probePool(o.url);
@@ -344,6 +358,7 @@ runChild(async () => {
       }
       return { early };
     },
+    claims: async () => system.claims?.() ?? {},
     cpu: async () => {
       const u = process.cpuUsage();
       return { us: u.user + u.system };

@@ -1,7 +1,7 @@
 import type { PeerGraphNode, PeerKind, PeerWorkerOptions } from '../../workers/peer-worker';
 import { ChildWorker, type ChildMessage } from '../child-worker';
 import type { BenchDatabase } from '../databases';
-import { ExecutionLog, type ExecutionSnapshot } from '../execution-log';
+import { ExecutionLog, mergeSnapshots, type ExecutionSnapshot } from '../execution-log';
 import { node22Binary } from '../node22';
 import type { Subject, SubjectFactory } from '../subject';
 
@@ -79,15 +79,23 @@ export class Node22Child {
   }
 }
 
-/** A Node 22 child system as a Subject for measureThroughput / measureLatency. */
-export function node22Subject(s: Node22Settings): SubjectFactory {
+/**
+ * A Node 22 child system as a Subject for measureThroughput / measureLatency. With `processes`
+ * > 1, the first child enqueues and counts; every child runs a worker (concurrency 10 each), and
+ * executions, CPU and claim counts are summed over them.
+ */
+export function node22Subject(s: Node22Settings, processes = 1, claimTotals?: ClaimTotals): SubjectFactory {
   return (db: BenchDatabase): Subject => {
     let child: Node22Child | undefined;
+    let others: Node22Child[] = [];
+    const all = () => [child!, ...others];
     return {
       label: s.label,
       async prepare() {
         child = await Node22Child.start(db, s);
         await child.call('prepare');
+        // Spawned here, untimed, so that their start-up is not counted as processing CPU.
+        others = await Promise.all(Array.from({ length: processes - 1 }, () => Node22Child.start(db, s)));
       },
       async enqueue(count) {
         return (await child!.call('enqueue', { count })).ids as string[];
@@ -95,15 +103,35 @@ export function node22Subject(s: Node22Settings): SubjectFactory {
       async enqueueOne(tag) {
         return String((await child!.call('enqueueOne', { tag })).id);
       },
-      startWorker: async () => void (await child!.call('start')),
+      async startWorker() {
+        await Promise.all(all().map((c) => c.call('start')));
+      },
       open: async () => Number((await child!.call('open')).n),
       finalization: async () => {
         const m = await child!.call('finalization');
         return { finalized: Number(m.finalized), notFinalized: Number(m.notFinalized) };
       },
-      executions: async () => (await child!.worker.request({ type: 'report' }, 'report')).snapshot as ExecutionSnapshot,
-      workerCpuUs: async () => Number((await child!.call('cpu')).us),
-      close: async () => child?.worker.stop(),
+      async executions() {
+        const reports = await Promise.all(all().map((c) => c.worker.request({ type: 'report' }, 'report')));
+        if (claimTotals) {
+          const counts = await Promise.all(all().map((c) => c.call('claims')));
+          claimTotals.add(counts.reduce((n, m) => n + Number(m.claims ?? NaN), 0), counts.reduce((n, m) => n + Number(m.empty ?? NaN), 0));
+        }
+        return mergeSnapshots(reports.map((r) => r.snapshot as ExecutionSnapshot));
+      },
+      workerCpuUs: async () => (await Promise.all(all().map((c) => c.call('cpu')))).reduce((n, m) => n + Number(m.us), 0),
+      async close() {
+        await Promise.all(all().filter(Boolean).map((c) => c.worker.stop()));
+        others = [];
+      },
     };
   };
+}
+
+/** Claims and empty claims of the last run of a multi-process subject (ours only). */
+export class ClaimTotals {
+  readonly runs: Array<{ claims: number; empty: number }> = [];
+  add(claims: number, empty: number): void {
+    this.runs.push({ claims, empty });
+  }
 }
