@@ -18,16 +18,18 @@ import { graphsLarge } from './scenarios/graphs-large';
 import { memory } from './scenarios/memory';
 import { mysqlScenario } from './scenarios/mysql';
 import { pgLatency } from './scenarios/pg-latency';
+import { peersNode22 } from './scenarios/peers-node22';
 import { pgThroughput } from './scenarios/pg-throughput';
 import { pgTracing } from './scenarios/pg-tracing';
 import { pgObservability } from './scenarios/pg-observability';
+import { processesNode22 } from './scenarios/processes-node22';
 import { queryScenario } from './scenarios/query';
 import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 import { waitersScenario } from './scenarios/waiters';
 
 const SCENARIOS: Scenario[] = [
-  pgThroughput, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario,
+  pgThroughput, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario, peersNode22, processesNode22,
 ];
 
 async function main(): Promise<number> {

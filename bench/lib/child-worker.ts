@@ -26,11 +26,21 @@ export class ChildWorker {
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   }
 
-  /** Starts `workers/<script>.js` with `options` in BENCH_OPTIONS and waits for its `ready`. */
-  static async start(script: string, options: unknown, execArgv: string[] = [], timeoutMs = 60_000): Promise<{ worker: ChildWorker; ready: ChildMessage }> {
+  /**
+   * Starts `workers/<script>.js` with `options` in BENCH_OPTIONS and waits for its `ready`;
+   * `execPath` runs it on another Node binary (the Node 22 peers, bench/lib/node22.ts).
+   */
+  static async start(
+    script: string,
+    options: unknown,
+    execArgv: string[] = [],
+    timeoutMs = 60_000,
+    execPath?: string,
+  ): Promise<{ worker: ChildWorker; ready: ChildMessage }> {
     const child = fork(join(WORKERS_DIR, `${script}.js`), [], {
       env: { ...process.env, BENCH_OPTIONS: JSON.stringify(options) },
       execArgv,
+      ...(execPath ? { execPath } : {}),
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const worker = new ChildWorker(child);

@@ -7,6 +7,8 @@ export interface CpuUse {
   nodeUs: number;
   /** CPU of the PostgreSQL backends serving the run's database; undefined on other dialects. */
   databaseUs?: number;
+  /** CPU of the worker's own process when it runs in a child (Subject.workerCpuUs). */
+  workerUs?: number;
 }
 
 /**

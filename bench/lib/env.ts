@@ -19,7 +19,7 @@ export interface Environment {
   commit: string;
 }
 
-const PACKAGES = ['graphile-worker', 'pg-boss', 'plainjob', 'typeorm', '@nestjs/core', 'pg', 'mysql2', 'better-sqlite3'];
+const PACKAGES = ['graphile-worker', 'pg-boss', 'graphile-worker-0.18', 'pg-boss-12', 'bullmq', 'plainjob', 'typeorm', '@nestjs/core', 'pg', 'mysql2', 'better-sqlite3'];
 
 export async function collectEnvironment(): Promise<Environment> {
   const cpu = cpus();

@@ -9,6 +9,8 @@ export function wallNow(): number {
  */
 export class ExecutionLog {
   static current = new ExecutionLog();
+  /** Called at a tagged job's first start, in whichever log is current (a worker child forwards it to the bench). */
+  static onTag: ((tag: number, at: number) => void) | undefined;
 
   readonly counts = new Map<string, number>();
   /** Order of each job's first start (0-based), for dependency-order checks. */
@@ -48,6 +50,7 @@ export class ExecutionLog {
     this.firstStartAt ??= at;
     this.lastStartAt = at;
     if (tag !== undefined && !this.tagStarts.has(tag)) {
+      ExecutionLog.onTag?.(tag, at);
       this.tagStarts.set(tag, at);
       this.tagWaiters.get(tag)?.(at);
       this.tagWaiters.delete(tag);
@@ -62,6 +65,17 @@ export class ExecutionLog {
     }
     if (this.dense![id] === 0) this.denseDistinct++;
     if (this.dense![id] < 255) this.dense![id]++;
+  }
+
+  /**
+   * A tagged job started at `at` in another process (a worker child reports it over IPC): wakes
+   * `waitForTag` without counting an execution here (the child's own log counts it).
+   */
+  tagStarted(tag: number, at: number): void {
+    if (this.tagStarts.has(tag)) return;
+    this.tagStarts.set(tag, at);
+    this.tagWaiters.get(tag)?.(at);
+    this.tagWaiters.delete(tag);
   }
 
   get distinct(): number {

@@ -33,15 +33,24 @@ export async function measureThroughput(dialect: Dialect, factory: SubjectFactor
       const enqueueMs = wallNow() - t0;
       ExecutionLog.reset();
       const meter = CpuMeter.start(dialect, db.name);
-      await subject.startWorker();
-      const end = await waitUntilDrained({
-        remaining: () => subject.open(),
-        total: jobs,
-        timeoutMs: drainTimeout(jobs),
-        ready: subject.allStarted ? () => subject.allStarted!(jobs) : undefined,
-        what: subject.label,
-      });
+      let end: number;
+      let workerCpu0: number | undefined;
+      try {
+        workerCpu0 = await subject.workerCpuUs?.();
+        await subject.startWorker();
+        end = await waitUntilDrained({
+          remaining: () => subject.open(),
+          total: jobs,
+          timeoutMs: drainTimeout(jobs),
+          ready: subject.allStarted ? () => subject.allStarted!(jobs) : undefined,
+          what: subject.label,
+        });
+      } catch (err) {
+        await meter.stop(); // or its sampler process outlives the bench
+        throw err;
+      }
       const cpu = await meter.stop();
+      if (workerCpu0 !== undefined) cpu.workerUs = (await subject.workerCpuUs!()) - workerCpu0;
       const executions = await subject.executions();
       const verdict = checkRun({ expectedIds: ids, executions, ...(await subject.finalization()) });
       return { jobs, enqueueMs, processMs: end - (executions.firstStartAt ?? end), cpu, verdict };
@@ -76,7 +85,6 @@ export async function measureLatency(
     try {
       await subject.prepare();
       ExecutionLog.reset();
-      const meter = CpuMeter.start(dialect, db.name);
       await subject.startWorker();
       await sleep(300); // let the worker settle into idle
       const ids: Array<string | number> = [];

@@ -50,6 +50,7 @@ export async function throughputTable(
         series.add(`${spec.key}:dup`, r.verdict.duplicates);
         series.add(`${spec.key}:node-us`, r.cpu.nodeUs / r.jobs);
         if (r.cpu.databaseUs !== undefined) series.add(`${spec.key}:db-us`, r.cpu.databaseUs / r.jobs);
+        if (r.cpu.workerUs !== undefined) series.add(`${spec.key}:worker-us`, r.cpu.workerUs / r.jobs);
       } catch (err) {
         failures.add(what, [(err as Error).message]);
       }
@@ -58,6 +59,9 @@ export async function throughputTable(
   const label = (key: string) => specs.find((s) => s.key === key)?.label ?? key;
   const columns = ['System', 'Enqueue jobs/s', 'Process jobs/s', 'Process time ms', 'Re-executions', 'Node CPU µs/job (bench process)'];
   const databaseCpu = specs.some((spec) => spec.dialect === 'postgres');
+  // Workers in child processes (peers-node22): the child's own CPU, polled over IPC.
+  const workerCpu = specs.some((spec) => series.get(`${spec.key}:worker-us`));
+  if (workerCpu) columns.push('Node CPU µs/job (worker process)');
   if (databaseCpu) columns.push('PostgreSQL CPU µs/job');
   for (const key of oursKeys) columns.push(`${label(key)} ÷ this (process)`);
   if (oursKeys.length) columns.push(`${label(oursKeys[0])} ÷ this (enqueue)`);
@@ -72,6 +76,7 @@ export async function throughputTable(
       cell(series.get(`${spec.key}:dup`)),
       cell(series.get(`${spec.key}:node-us`)),
     ];
+    if (workerCpu) row.push(cell(series.get(`${spec.key}:worker-us`)));
     if (databaseCpu) row.push(cell(series.get(`${spec.key}:db-us`)));
     const ours = oursKeys.includes(spec.key);
     for (const key of oursKeys) row.push(ours ? '—' : ratio(series.get(`${key}:proc`)?.median, proc?.median));

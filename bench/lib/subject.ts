@@ -24,6 +24,8 @@ export interface Subject {
   executions(): Promise<ExecutionSnapshot>;
   /** Cheap in-process hint that every handler has started (holds off database polling). */
   allStarted?(expected: number): boolean;
+  /** Worker in a child process: its CPU time so far (user + system, µs), for CPU per job. */
+  workerCpuUs?(): Promise<number>;
   close(): Promise<void>;
 }
 
