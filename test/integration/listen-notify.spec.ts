@@ -14,7 +14,10 @@ describeDialects(
         const latencies: number[] = [];
         for (let i = 0; i < 10; i++) {
           const job = await app.queue.enqueue({ type: 'noop' });
-          const done = await app.queue.waitFor(job.id, { timeoutMs: 4_000 });
+          const done = await app.queue.waitFor(job.id, { timeoutMs: 4_000 }).catch((err: Error) => {
+            // What the worker logged says why it missed the wake-up (a lost LISTEN connection, a failed claim).
+            throw new Error(`${err.message}\nworker stderr:\n${worker.stderr.slice(-30).join('\n')}`);
+          });
           // Both times come from the database clock: enqueue commit → claim.
           latencies.push(done.startedAt!.getTime() - done.createdAt.getTime());
         }
