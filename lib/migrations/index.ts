@@ -38,6 +38,7 @@ import { JobQueueRateLimitsMysql1767300000001 } from './mysql/1767300000001-job-
 import { JobQueueRateLimitsPostgres1767300000001 } from './postgres/1767300000001-job-queue-rate-limits';
 import { JobQueueRateLimitsSqlite1767300000001 } from './sqlite/1767300000001-job-queue-rate-limits';
 import { JobQueueKeysMysql1767300000002 } from './mysql/1767300000002-job-queue-keys';
+import { JobQueueNextGroupsRunAfterMysql1767400000001 } from './mysql/1767400000001-job-queue-next-groups-run-after';
 import { JobQueueKeysPostgres1767300000002 } from './postgres/1767300000002-job-queue-keys';
 import { JobQueueRotationNewVisitPostgres1767400000001 } from './postgres/1767400000001-job-queue-rotation-new-visit';
 import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
@@ -75,6 +76,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueTraceContextMysql1767100000001,
     JobQueueRateLimitsMysql1767300000001,
     JobQueueKeysMysql1767300000002,
+    JobQueueNextGroupsRunAfterMysql1767400000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,

@@ -6,19 +6,12 @@ const probe = (bound: string) => `SELECT id, group_key INTO v_id, v_group FROM j
             AND ${bound} AND (p_before IS NULL OR group_key < p_before)
           ORDER BY group_key, neg_priority, id LIMIT 1 FOR UPDATE SKIP LOCKED`;
 
-export class JobQueueNextGroupsProcedureMysql1766500000001 extends JobQueueMigration {
-  readonly version = 8;
-  readonly name = 'JobQueueNextGroupsProcedure1766500000001';
-  protected readonly upSql = [
-    // The rotation claim's walk (lib/claim/rotation.sql.ts, nextReadyGroups with lock) run on the
-    // server: up to p_max groups with claimable jobs from p_from (inclusive) and below p_before
-    // (if not null), one probe per group, each an ORDER BY … LIMIT 1 read of the ready group
-    // index that locks the group's next job with SKIP LOCKED. Sent from the client, that was a
-    // round trip per group served, so a claim of 10 groups cost about four single-group claims.
-    // Not a recursive CTE: MariaDB walks the index from its start for each step of one.
-    // p_types and p_exclude (paused groups, stepped over) are JSON arrays of strings. Returns the
-    // locked jobs, with their weight, in group order.
-    `CREATE PROCEDURE job_queue_next_groups(
+/** The columns the procedure returned until MySQL migration 12 added run_after. */
+export const V8_COLUMNS = 'id, type, args, attempts, max_attempts, group_key, priority, parent_id, timeout_ms, weight';
+
+/** The procedure, returning these columns of the locked jobs (a trusted constant list). */
+export function nextGroupsProcedure(columns: string): string {
+  return `CREATE PROCEDURE job_queue_next_groups(
       IN p_types TEXT,
       IN p_from VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
       IN p_before VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
@@ -46,12 +39,27 @@ export class JobQueueNextGroupsProcedureMysql1766500000001 extends JobQueueMigra
       END WHILE;
       -- A locking read: the rows are this transaction's already, and it reads their latest version.
       SET @job_queue_next_groups = CONCAT(
-        'SELECT id, type, args, attempts, max_attempts, group_key, priority, parent_id, timeout_ms, weight FROM jobs WHERE ',
+        'SELECT ${columns} FROM jobs WHERE ',
         IF(v_ids = '', 'FALSE', CONCAT('id IN (', v_ids, ')')), ' ORDER BY group_key FOR UPDATE');
       PREPARE job_queue_next_groups_stmt FROM @job_queue_next_groups;
       EXECUTE job_queue_next_groups_stmt;
       DEALLOCATE PREPARE job_queue_next_groups_stmt;
-    END`,
+    END`;
+}
+
+export class JobQueueNextGroupsProcedureMysql1766500000001 extends JobQueueMigration {
+  readonly version = 8;
+  readonly name = 'JobQueueNextGroupsProcedure1766500000001';
+  protected readonly upSql = [
+    // The rotation claim's walk (lib/claim/rotation.sql.ts, nextReadyGroups with lock) run on the
+    // server: up to p_max groups with claimable jobs from p_from (inclusive) and below p_before
+    // (if not null), one probe per group, each an ORDER BY … LIMIT 1 read of the ready group
+    // index that locks the group's next job with SKIP LOCKED. Sent from the client, that was a
+    // round trip per group served, so a claim of 10 groups cost about four single-group claims.
+    // Not a recursive CTE: MariaDB walks the index from its start for each step of one.
+    // p_types and p_exclude (paused groups, stepped over) are JSON arrays of strings. Returns the
+    // locked jobs, with their weight, in group order.
+    nextGroupsProcedure(V8_COLUMNS),
   ];
   protected readonly downSql = [`DROP PROCEDURE job_queue_next_groups`];
 }
