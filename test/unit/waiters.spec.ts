@@ -35,6 +35,24 @@ describe('WaiterRegistry', () => {
     expect(r.clear()).toEqual([c]);
     expect([r.size, r.idCount]).toEqual([0, 0]);
   });
+
+  it('holds a single watch of an id without a Set, and grows and shrinks through one', () => {
+    const r = new WaiterRegistry<{ id: number }>();
+    const a = { id: 7 };
+    const b = { id: 7 };
+    r.add(a);
+    r.add(a);
+    expect([r.size, r.idCount, r.get(7)]).toEqual([1, 1, [a]]);
+    expect(r.remove(b)).toBe(false);
+    r.add(b);
+    expect(r.get(7)).toEqual([a, b]);
+    expect(r.remove(a)).toBe(true);
+    expect(r.remove(a)).toBe(false);
+    expect([r.size, r.get(7)]).toEqual([1, [b]]);
+    r.get(7).pop(); // a copy
+    expect(r.take(7)).toEqual([b]);
+    expect([r.size, r.idCount, r.get(7)]).toEqual([0, 0, []]);
+  });
 });
 
 describe('sortByState', () => {
