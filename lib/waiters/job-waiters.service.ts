@@ -12,6 +12,7 @@ import { SETTLED_CHANNEL } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
 import { waiterChunkSize } from './id-chunks';
 import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
+import { forEachPayloadId } from './settled-payload';
 import { sortByState } from './sort-by-state';
 import { WaiterRegistry, type Watch } from './waiter-registry';
 import { selectJobRows, selectJobStates, selectSettledAmong } from './waiters.sql';
@@ -166,13 +167,12 @@ export class JobWaiters {
   private readonly onNotification = (payload: string): void => {
     this.counts.notifications++;
     let any = false;
-    for (const part of payload.split(',')) {
-      const id = Number(part);
+    forEachPayloadId(payload, (id) => {
       if (this.registry.has(id)) {
         this.toFetch.add(id);
         any = true;
       }
-    }
+    });
     if (any) this.scheduleFlush();
   };
 
