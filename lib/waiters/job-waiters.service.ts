@@ -284,7 +284,11 @@ export class JobWaiters {
         if (this.closing) return;
         this.counts.pollQueries++;
         const polled = await selectSettledAmong(this.connection.db, ids);
-        const settled = polled.found < ids.length ? await this.readStates(ids) : polled.settled;
+        let settled = polled.settled;
+        if (polled.found < ids.length) {
+          this.counts.pollQueries++;
+          settled = await this.readStates(ids); // fails the waiters of deleted jobs
+        }
         let any = false;
         for (const id of settled) {
           if (this.registry.has(id)) {
