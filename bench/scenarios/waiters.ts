@@ -13,7 +13,11 @@
  *    the same app; finished_at (database clock, set in the finalize transaction) → waitFor resolves.
  * 3. Latency from another process: an enqueue-only app holds the same waiters and waits for
  *    jobs that a worker in a child process runs; finished_at → waitFor resolves.
+ * `BENCH_CPU_PROF=dir` writes a V8 CPU profile of each throughput run there (what the waiters cost, by function).
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as ours from 'nestjs-sql-job-queue';
 import type { Dialect, GraphNode, JobQueueService } from 'nestjs-sql-job-queue';
@@ -146,7 +150,9 @@ async function measure(
       const held = await enqueueHeld(worker.queue, jobs);
       hold(future.map((id) => worker.queue.waitFor(id)));
       await registered(worker, waiters);
+      const profile = await startProfile();
       throughput = await processHeld(db, worker, held, statements);
+      await profile?.stop(`${dialect}-${waiters}`);
       for (let i = 0; i < samples; i++) local.push(await sampleLatency(worker.queue, worker.queue));
     } finally {
       await worker.close();
@@ -288,4 +294,25 @@ async function remoteLatency(db: BenchDatabase, future: number[], samples: numbe
     await child?.stop();
     await app.close();
   }
+}
+
+/**
+ * BENCH_CPU_PROF=dir: a V8 CPU profile of each throughput run (the release of the jobs to the
+ * last one done, nothing of the setup), written as dir/<dialect>-<waiters>-<time>.cpuprofile.
+ */
+async function startProfile(): Promise<{ stop(name: string): Promise<void> } | undefined> {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return {
+    async stop(name) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(join(dir, `${name}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }

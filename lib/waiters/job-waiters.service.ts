@@ -12,9 +12,10 @@ import { SETTLED_CHANNEL } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
 import { waiterChunkSize } from './id-chunks';
 import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
+import { forEachPayloadId } from './settled-payload';
 import { sortByState } from './sort-by-state';
 import { WaiterRegistry, type Watch } from './waiter-registry';
-import { selectJobRows, selectJobStates } from './waiters.sql';
+import { selectJobRows, selectJobStates, selectSettledAmong } from './waiters.sql';
 
 export type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 
@@ -22,9 +23,9 @@ export type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job
 const BACKSTOP_EVERY = 10;
 
 interface Entry extends Watch, JobWatchHandlers {
-  /** Its first lookup has answered (a timeout before that waits for it: a finished job still resolves). */
+  /** Its lookup has answered (a timeout waits for one: a finished job still resolves). */
   looked: boolean;
-  /** Timed out before its first lookup answered. */
+  /** Its timeout has fired: the next lookup's answer rejects it with the state it reads. */
   expiredAfterMs?: number;
   timer?: NodeJS.Timeout;
 }
@@ -35,16 +36,18 @@ interface Entry extends Watch, JobWatchHandlers {
  * - every pending watch is in one map by job id;
  * - jobs settled by this process are looked up in that map (the `settled` event);
  * - on PostgreSQL, jobs settled anywhere arrive as notifications (sent by the settling process);
- * - a poll every `pollIntervalMs` reads the states of all pending ids, one statement per
- *   chunk of ids: the backstop, and the only path across processes on MySQL and SQLite;
- * - new watches are looked up in batches (all the `waitFor` calls of one tick share a statement).
+ * - a poll every `pollIntervalMs` asks which pending ids are settled, one statement per chunk
+ *   of ids, answered by one row when nothing changed: the backstop, and the only path across
+ *   processes on MySQL and SQLite;
+ * - new watches are looked up in batches (all the `waitFor` calls of one tick share a statement),
+ *   and so are timed-out ones, so their error carries the state the job is in at that moment.
  * At shutdown pending watches fail with `WaitForShutdownError` before the DataSource closes.
  */
 @Injectable()
 export class JobWaiters {
   private readonly logger = new Logger('JobQueue');
   private readonly registry = new WaiterRegistry<Entry>();
-  /** Last state read per pending id (for timeout and shutdown messages). */
+  /** Last state read per pending id (by a lookup; for timeout and shutdown messages). */
   private readonly states = new Map<number, string>();
   private readonly toLookUp = new Set<number>();
   private readonly toFetch = new Set<number>();
@@ -164,24 +167,49 @@ export class JobWaiters {
   private readonly onNotification = (payload: string): void => {
     this.counts.notifications++;
     let any = false;
-    for (const part of payload.split(',')) {
-      const id = Number(part);
+    forEachPayloadId(payload, (id) => {
       if (this.registry.has(id)) {
         this.toFetch.add(id);
         any = true;
       }
-    }
+    });
     if (any) this.scheduleFlush();
   };
 
+  /**
+   * The timeout fired. A lookup decides (the pending first one, or a new one batched with the
+   * others of this tick): a finished job still resolves, an open one rejects with the state read
+   * then (the poll reads no open states). While closing, nothing is read: the last state is used.
+   */
   private expire(entry: Entry, timeoutMs: number): void {
-    if (!entry.looked) {
-      entry.expiredAfterMs = timeoutMs; // its lookup decides: a finished job still resolves
-      return;
-    }
+    entry.expiredAfterMs = timeoutMs;
+    if (this.closing) return this.timeOut(entry);
+    if (!entry.looked) return;
+    entry.looked = false;
+    this.toLookUp.add(entry.id);
+    this.scheduleFlush();
+  }
+
+  private timeOut(entry: Entry): void {
     if (!this.registry.remove(entry)) return;
-    entry.failed(new WaitForTimeoutError(entry.id, timeoutMs, this.states.get(entry.id) ?? 'unknown'));
+    clearTimeout(entry.timer);
+    entry.failed(new WaitForTimeoutError(entry.id, entry.expiredAfterMs ?? 0, this.states.get(entry.id) ?? 'unknown'));
     this.afterRemoval(entry.id);
+  }
+
+  /**
+   * A lookup failed: new watches hear of it at once (as a single get() would have told them),
+   * timed-out ones reject with their timeout and the last state read, the others keep waiting.
+   */
+  private lookupFailed(id: number, err: Error): void {
+    for (const entry of this.registry.get(id)) {
+      if (entry.expiredAfterMs !== undefined) this.timeOut(entry);
+      else if (!entry.looked && this.registry.remove(entry)) {
+        clearTimeout(entry.timer);
+        entry.failed(err);
+        this.afterRemoval(id);
+      }
+    }
   }
 
   private afterRemoval(id: number): void {
@@ -217,8 +245,7 @@ export class JobWaiters {
             this.counts.lookupQueries++;
             for (const id of await this.readStates(ids)) fetches.add(id);
           } catch (err) {
-            // As a single get() would have: the caller hears of the failure at once.
-            for (const id of ids) if (!fetches.has(id)) this.failAll(id, err as Error);
+            for (const id of ids) if (!fetches.has(id)) this.lookupFailed(id, err as Error);
           }
         }
         for (const ids of chunked([...fetches], this.chunk)) {
@@ -237,8 +264,8 @@ export class JobWaiters {
   }
 
   /**
-   * One poll round: the states of all pending ids, a statement per chunk; settled ones are read
-   * and resolved. On PostgreSQL, while LISTEN is up, notifications bring every settled job and
+   * One poll round: which pending ids are settled, a statement per chunk; settled ones are read
+   * and resolved. A chunk with deleted jobs is read again in full (their waiters fail). On PostgreSQL, while LISTEN is up, notifications bring every settled job and
    * the round runs only every BACKSTOP_EVERY-th interval (for jobs deleted while waited for, and
    * anything unforeseen); `force` runs it now, after LISTEN (re)starts.
    */
@@ -256,9 +283,20 @@ export class JobWaiters {
       for (const ids of chunked(this.registry.ids(), this.chunk)) {
         if (this.closing) return;
         this.counts.pollQueries++;
-        const settled = await this.readStates(ids);
-        for (const id of settled) this.toFetch.add(id);
-        if (settled.length) this.scheduleFlush();
+        const polled = await selectSettledAmong(this.connection.db, ids);
+        let settled = polled.settled;
+        if (polled.found < ids.length) {
+          this.counts.pollQueries++;
+          settled = await this.readStates(ids); // fails the waiters of deleted jobs
+        }
+        let any = false;
+        for (const id of settled) {
+          if (this.registry.has(id)) {
+            this.toFetch.add(id);
+            any = true;
+          }
+        }
+        if (any) this.scheduleFlush();
       }
       if (this.pollFailing) this.logger.log('waitFor polling works again');
       this.pollFailing = false;
@@ -296,11 +334,11 @@ export class JobWaiters {
 
   private noteOpen(id: number, state: string): void {
     const entries = this.registry.get(id);
-    if (!entries) return;
+    if (!entries.length) return;
     this.states.set(id, state);
-    for (const entry of [...entries]) {
+    for (const entry of entries) {
       entry.looked = true;
-      if (entry.expiredAfterMs !== undefined) this.expire(entry, entry.expiredAfterMs);
+      if (entry.expiredAfterMs !== undefined) this.timeOut(entry);
     }
   }
 

@@ -18,7 +18,7 @@ export interface JobWaitersCounters {
   /** Watches (waitFor calls and watch() subscriptions) pending now, and their distinct job ids. */
   pending: number;
   pendingIds: number;
-  /** Poll rounds, and the state queries they ran (one per chunk of pending ids). */
+  /** Poll rounds, and the statements they ran (one per chunk of pending ids, two for a chunk with deleted jobs). */
   polls: number;
   pollQueries: number;
   /** Batched first lookups of new watches. */

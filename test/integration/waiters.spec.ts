@@ -158,6 +158,17 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
       }
       expect(waiters.counters().pending).toBe(0);
 
+      // The poll reads no open states: a timeout reads the job once more, so its lastState is current.
+      const [moved] = await enqueueMany(app, 1, () => ({ type: 'noop', runAfter: new Date(Date.now() + HOUR) }));
+      const lookups = waiters.counters().lookupQueries;
+      const movedWait = app.queue.waitFor(moved, { timeoutMs: 300 });
+      for (const deadline = Date.now() + 10_000; waiters.counters().lookupQueries === lookups && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      await app.db.run(sql`UPDATE jobs SET state = 'waiting' WHERE id = ${moved}`);
+      await expect(movedWait).rejects.toMatchObject({ id: moved, timeoutMs: 300, lastState: 'waiting' });
+
       const [cancelled] = await enqueueMany(app, 1, () => ({ type: 'noop', runAfter: new Date(Date.now() + HOUR) }));
       await app.queue.cancel(cancelled);
       expect(await app.queue.waitFor(cancelled, { timeoutMs: 0 })).toMatchObject({ id: cancelled, state: 'cancelled' });

@@ -1,5 +1,6 @@
 import { chunked, MAX_BOUND_PARAMETERS } from '../../lib/database/sql';
 import { waiterChunkSize, WAITER_CHUNK } from '../../lib/waiters/id-chunks';
+import { forEachPayloadId } from '../../lib/waiters/settled-payload';
 import { sortByState } from '../../lib/waiters/sort-by-state';
 import { WaiterRegistry } from '../../lib/waiters/waiter-registry';
 
@@ -35,6 +36,24 @@ describe('WaiterRegistry', () => {
     expect(r.clear()).toEqual([c]);
     expect([r.size, r.idCount]).toEqual([0, 0]);
   });
+
+  it('holds a single watch of an id without a Set, and grows and shrinks through one', () => {
+    const r = new WaiterRegistry<{ id: number }>();
+    const a = { id: 7 };
+    const b = { id: 7 };
+    r.add(a);
+    r.add(a);
+    expect([r.size, r.idCount, r.get(7)]).toEqual([1, 1, [a]]);
+    expect(r.remove(b)).toBe(false);
+    r.add(b);
+    expect(r.get(7)).toEqual([a, b]);
+    expect(r.remove(a)).toBe(true);
+    expect(r.remove(a)).toBe(false);
+    expect([r.size, r.get(7)]).toEqual([1, [b]]);
+    r.get(7).pop(); // a copy
+    expect(r.take(7)).toEqual([b]);
+    expect([r.size, r.idCount, r.get(7)]).toEqual([0, 0, []]);
+  });
 });
 
 describe('sortByState', () => {
@@ -58,5 +77,26 @@ describe('sortByState', () => {
     const view = { id: 1, state: 'done', result: { url: 'x' } };
     expect(sortByState([1], [view]).settled[0]).toBe(view);
     expect(sortByState([], [])).toEqual({ settled: [], open: [], missing: [] });
+  });
+});
+
+describe('forEachPayloadId', () => {
+  const ids = (payload: string) => {
+    const out: number[] = [];
+    forEachPayloadId(payload, (id) => out.push(id));
+    return out;
+  };
+
+  it('reads the ids of a settled-channel payload as numbers', () => {
+    expect(ids('12,345,6789')).toEqual([12, 345, 6789]);
+    expect(ids('7')).toEqual([7]);
+    expect(ids('9007199254740991')).toEqual([Number.MAX_SAFE_INTEGER]);
+    expect(ids('')).toEqual([]);
+    expect(ids('1,,2,')).toEqual([1, 2]);
+  });
+
+  it('stops at anything that is not an id list', () => {
+    expect(ids('1,2x,3')).toEqual([1]);
+    expect(ids('r')).toEqual([]);
   });
 });
