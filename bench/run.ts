@@ -19,6 +19,7 @@ import { memory } from './scenarios/memory';
 import { mysqlScenario } from './scenarios/mysql';
 import { pgLatency } from './scenarios/pg-latency';
 import { peersNode22 } from './scenarios/peers-node22';
+import { pgCeiling } from './scenarios/pg-ceiling';
 import { pgThroughput } from './scenarios/pg-throughput';
 import { pgTracing } from './scenarios/pg-tracing';
 import { pgObservability } from './scenarios/pg-observability';
@@ -29,7 +30,7 @@ import { sqliteScenario } from './scenarios/sqlite';
 import { waitersScenario } from './scenarios/waiters';
 
 const SCENARIOS: Scenario[] = [
-  pgThroughput, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario, peersNode22, processesNode22,
+  pgThroughput, pgCeiling, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario, peersNode22, processesNode22,
 ];
 
 async function main(): Promise<number> {

@@ -31,16 +31,29 @@ export function planRotation(groups: readonly RotationGroup[], cursor: RotationC
   const quotas: ClaimQuota[] = [];
   let next = cursor;
   let left = free;
+  let completed: RotationGroup | undefined;
   for (const g of groups) {
     if (left <= 0) break;
     const weight = Math.max(1, Math.floor(g.weight));
     const already = g.group === cursor.group ? cursor.served : 0;
     const take = Math.min(weight - already, left);
-    if (take <= 0) continue; // its visit is complete: on to the next group
+    if (take <= 0) {
+      completed = g; // its visit is complete: on to the next group
+      continue;
+    }
     if (quotas.some((q) => q.group === g.group)) break; // wrapped all the way round
     quotas.push({ group: g.group, limit: take });
     left -= take;
     next = { group: g.group, served: already + take };
+  }
+  // Slots left means the list held every ready group (each other group took at least one):
+  // the round has come back to the cursor's group, whose completed visit is followed by a
+  // new one. Without this a lone group whose visit was complete got nothing, and an idle
+  // worker woken for its next job claimed nothing until its poll.
+  if (left > 0 && completed && !quotas.some((q) => q.group === completed.group)) {
+    const take = Math.min(Math.max(1, Math.floor(completed.weight)), left);
+    quotas.push({ group: completed.group, limit: take });
+    next = { group: completed.group, served: take };
   }
   return { quotas, cursor: next };
 }

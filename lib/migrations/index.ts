@@ -39,6 +39,7 @@ import { JobQueueRateLimitsPostgres1767300000001 } from './postgres/176730000000
 import { JobQueueRateLimitsSqlite1767300000001 } from './sqlite/1767300000001-job-queue-rate-limits';
 import { JobQueueKeysMysql1767300000002 } from './mysql/1767300000002-job-queue-keys';
 import { JobQueueKeysPostgres1767300000002 } from './postgres/1767300000002-job-queue-keys';
+import { JobQueueRotationNewVisitPostgres1767400000001 } from './postgres/1767400000001-job-queue-rotation-new-visit';
 import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueTraceContextPostgres1767100000001,
     JobQueueRateLimitsPostgres1767300000001,
     JobQueueKeysPostgres1767300000002,
+    JobQueueRotationNewVisitPostgres1767400000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

@@ -41,17 +41,22 @@ export interface ClaimPlan {
 export class SlotPlanner {
   private groups: { list: ReadyGroup[]; at: number } = { list: [], at: 0 };
   private refreshing: Promise<void> | undefined;
+  /** The types of the last plan, for the refresh that invalidate() starts. */
+  private types: string[] | undefined;
+  /** Bumped by invalidate(): a refresh begun before the bump may predate what ran dry. */
+  private generation = 0;
   private readonly fair = newFairShareState();
 
   constructor(
     private readonly db: SqlExecutor,
     private readonly concurrency: number,
     private readonly groupWeights: Record<string, number>,
-    /** Called when the first or a second group appears, so the caller re-plans. */
+    /** Called when a group appears that the last list lacked, so the caller re-plans. */
     private readonly onGroupsGrew: () => void,
   ) {}
 
   plan(input: PlanInput): ClaimPlan {
+    this.types = input.types;
     if (Date.now() - this.groups.at > GROUPS_TTL_MS) this.refresh(input.types);
     const paused = input.pausedGroups;
     const list = paused?.size ? this.groups.list.filter((g) => !paused.has(g.group)) : this.groups.list;
@@ -80,21 +85,42 @@ export class SlotPlanner {
     return { quotas };
   }
 
-  /** A group quota came back short: look at the groups again before the next plan. */
+  /**
+   * A claim came back short: look at the groups again now. Nothing else may come to plan again
+   * (an idle worker waits for its poll), so the refresh itself re-plans if it finds a newcomer.
+   */
   invalidate(): void {
     this.groups.at = 0;
+    this.generation++;
+    if (this.types) this.refresh(this.types);
   }
 
   private refresh(types: string[]): void {
     if (this.refreshing) return;
+    const generation = this.generation;
     this.refreshing = readyGroups(this.db, types, this.concurrency + 1)
       .then((list) => {
-        const before = this.groups.list.length;
-        const grew = (before === 0 && list.length > 0) || (before <= 1 && list.length > 1);
-        this.groups = { list, at: Date.now() };
-        if (grew) this.onGroupsGrew();
+        const before = this.groups.list;
+        // A claim that came back short while this read ran may have seen later work than it did.
+        const outdated = generation !== this.generation;
+        this.groups = { list, at: outdated ? 0 : Date.now() };
+        // Any newcomer, not only a first or second group: an idle worker that last saw groups
+        // a and b, woken for a job of group c, claims for a and b, gets nothing, and would
+        // otherwise wait for its poll.
+        if (appeared(before, list)) this.onGroupsGrew();
+        return outdated;
       })
-      .catch(() => undefined) // the claim itself reports database trouble
-      .finally(() => (this.refreshing = undefined));
+      .catch(() => false) // the claim itself reports database trouble
+      .then((outdated) => {
+        this.refreshing = undefined;
+        if (outdated) this.refresh(types);
+      });
   }
+}
+
+/** True when `after` holds a group that `before` does not. */
+export function appeared(before: readonly ReadyGroup[], after: readonly ReadyGroup[]): boolean {
+  if (!after.length) return false;
+  const seen = new Set(before.map((g) => g.group));
+  return after.some((g) => !seen.has(g.group));
 }

@@ -75,6 +75,25 @@ describeDialects('ClaimService', (db) => {
     expect(perGroup).toEqual({ a: 3, b: 1 });
   });
 
+  // An idle worker that has seen no group yet claims by the rotation; the cursor then sits at
+  // the group it served, with that visit complete. The next job of the same lone group must
+  // start a new visit (it got nothing, and waited for the poll: listen-notify under load).
+  it.each([
+    ['the claim function', {}],
+    ['a claim under caps', { room: { types: { t: 10 } } }],
+  ])('the rotation serves a lone group again once its visit is complete (%s)', async (_path, extra) => {
+    await app.db.run(sql`UPDATE job_queue_rotation SET group_key = '', served = 0`);
+    for (let round = 0; round < 3; round++) {
+      const { id } = await queue.enqueue({ type: 't', group: 'solo' });
+      const claimed = await claims.claim({ owner: 'w1', types: ['t'], quotas: [], rotation: 10, leaseTtlMs: 30_000, ...extra });
+      expect(claimed.map((j) => j.id)).toEqual([id]);
+    }
+    // With slots left after the other groups, the round comes back to it within the same claim.
+    await queue.enqueueGraph([{ ref: 's', type: 't', group: 'solo' }, { ref: 'o', type: 't', group: 'other' }]);
+    const both = await claims.claim({ owner: 'w1', types: ['t'], quotas: [], rotation: 10, leaseTtlMs: 30_000, ...extra });
+    expect(both.map((j) => j.group).sort()).toEqual(['other', 'solo']);
+  });
+
   it('returns nothing for no types or no quota', async () => {
     await queue.enqueue({ type: 't' });
     expect(await request(0)).toEqual([]);

@@ -16,7 +16,9 @@ describeDialects(
           const job = await app.queue.enqueue({ type: 'noop' });
           const done = await app.queue.waitFor(job.id, { timeoutMs: 4_000 }).catch((err: Error) => {
             // What the worker logged says why it missed the wake-up (a lost LISTEN connection, a failed claim).
-            throw new Error(`${err.message}\nworker stderr:\n${worker.stderr.slice(-30).join('\n')}`);
+            // Nest's logger writes warnings to stdout, which arrive as 'log' messages.
+            const logged = worker.messages.filter((m) => m.type === 'log').map((m) => String(m.line));
+            throw new Error(`${err.message}\nworker stdout:\n${logged.slice(-30).join('\n')}\nworker stderr:\n${worker.stderr.slice(-30).join('\n')}`);
           });
           // Both times come from the database clock: enqueue commit → claim.
           latencies.push(done.startedAt!.getTime() - done.createdAt.getTime());

@@ -29,6 +29,24 @@ describe('planRotation (weighted round-robin from a shared cursor)', () => {
     expect(plan.quotas.map((q) => q.group)).toEqual(['g00003', 'g00004']);
   });
 
+  it('starts a new visit of a lone group whose visit is complete (an idle worker woken for its next job)', () => {
+    const plan = planRotation([{ group: 'a', weight: 1 }], { group: 'a', served: 1 }, 10);
+    expect(plan.quotas).toEqual([{ group: 'a', limit: 1 }]);
+    expect(plan.cursor).toEqual({ group: 'a', served: 1 });
+    const heavy = planRotation([{ group: 'a', weight: 3 }], { group: 'a', served: 3 }, 2);
+    expect(heavy.quotas).toEqual([{ group: 'a', limit: 2 }]);
+    expect(heavy.cursor).toEqual({ group: 'a', served: 2 });
+  });
+
+  it('comes back to the completed cursor group after the others, once, when slots are left', () => {
+    const list: RotationGroup[] = [{ group: 'a', weight: 1 }, { group: 'b', weight: 1 }];
+    const plan = planRotation(list, { group: 'a', served: 1 }, 5);
+    expect(plan.quotas).toEqual([{ group: 'b', limit: 1 }, { group: 'a', limit: 1 }]);
+    expect(plan.cursor).toEqual({ group: 'a', served: 1 });
+    // No slot left after the others: the cursor's group waits for the next round.
+    expect(planRotation(list, { group: 'a', served: 1 }, 1).quotas).toEqual([{ group: 'b', limit: 1 }]);
+  });
+
   it('continues a heavy group where the last claim left it', () => {
     const list: RotationGroup[] = [{ group: 'a', weight: 10 }, { group: 'b', weight: 1 }];
     const first = planRotation(list, { group: '', served: 0 }, 4);

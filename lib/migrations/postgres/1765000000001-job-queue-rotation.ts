@@ -30,27 +30,12 @@ export const READY_GROUPS_SQL_V7 = `CREATE FUNCTION job_queue_ready_groups(text[
       SELECT group_key, weight, n FROM walk
     $body$`;
 
-export class JobQueueRotationPostgres1765000000001 extends JobQueueMigration {
-  readonly version = 7;
-  readonly name = 'JobQueueRotation1765000000001';
-  protected readonly upSql = [
-    // The fair-share rotation cursor shared by every worker process: the group being served and
-    // how many slots it got in this visit. With more ready groups than slots, claims walk the
-    // ready group index from here, so every group is visited once per round whatever its key.
-    `CREATE TABLE job_queue_rotation (
-      name varchar(64) PRIMARY KEY,
-      group_key varchar(200) NOT NULL DEFAULT '',
-      served integer NOT NULL DEFAULT 0
-    )`,
-    `INSERT INTO job_queue_rotation (name) VALUES ('fair-share')`,
-    READY_GROUPS_SQL_V7,
-    // The rotation claim as one function call (the same plan as lib/claim/rotation.claim.ts,
-    // which the other dialects and capped claims use): lock the cursor, walk the groups that
-    // follow it (wrapping round to the first), give each its weight in slots, continuing a
-    // visit the last claim left unfinished, lock those jobs with SKIP LOCKED, move the cursor,
-    // lease. Four statements whatever the number of groups.
-    // $1 owner, $2 types, $3 slots, $4 lease TTL ms, $5 start, $6/$7 group weights from options.
-    `CREATE FUNCTION job_queue_claim_rotation(text, text[], int, float8, boolean, text[], int[])
+/**
+ * The rotation claim as one function call (the same plan as lib/claim/rotation.claim.ts,
+ * which the other dialects and capped claims use). Migration 18 replaces it; its down step
+ * restores this one.
+ */
+export const CLAIM_ROTATION_SQL_V7 = `CREATE FUNCTION job_queue_claim_rotation(text, text[], int, float8, boolean, text[], int[])
       RETURNS SETOF jobs
       LANGUAGE plpgsql VOLATILE
       SET enable_bitmapscan = off
@@ -124,7 +109,29 @@ export class JobQueueRotationPostgres1765000000001 extends JobQueueMigration {
       FROM picked WHERE jobs.id = picked.id
       RETURNING jobs.*;
     END
-    $body$`,
+    $body$`;
+
+export class JobQueueRotationPostgres1765000000001 extends JobQueueMigration {
+  readonly version = 7;
+  readonly name = 'JobQueueRotation1765000000001';
+  protected readonly upSql = [
+    // The fair-share rotation cursor shared by every worker process: the group being served and
+    // how many slots it got in this visit. With more ready groups than slots, claims walk the
+    // ready group index from here, so every group is visited once per round whatever its key.
+    `CREATE TABLE job_queue_rotation (
+      name varchar(64) PRIMARY KEY,
+      group_key varchar(200) NOT NULL DEFAULT '',
+      served integer NOT NULL DEFAULT 0
+    )`,
+    `INSERT INTO job_queue_rotation (name) VALUES ('fair-share')`,
+    READY_GROUPS_SQL_V7,
+    // The rotation claim as one function call (the same plan as lib/claim/rotation.claim.ts,
+    // which the other dialects and capped claims use): lock the cursor, walk the groups that
+    // follow it (wrapping round to the first), give each its weight in slots, continuing a
+    // visit the last claim left unfinished, lock those jobs with SKIP LOCKED, move the cursor,
+    // lease. Four statements whatever the number of groups.
+    // $1 owner, $2 types, $3 slots, $4 lease TTL ms, $5 start, $6/$7 group weights from options.
+    CLAIM_ROTATION_SQL_V7,
   ];
   protected readonly downSql = [
     `DROP FUNCTION job_queue_claim_rotation(text, text[], int, float8, boolean, text[], int[])`,
