@@ -14,8 +14,9 @@
 import { loadavg } from 'node:os';
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { JobContext, JobHandler, JobQueueModule, JobQueueService, type Dialect, type GraphNode, type JobQueueModuleOptions } from 'nestjs-sql-job-queue';
+import { ClaimService, JobContext, JobHandler, JobQueueModule, JobQueueService, type Dialect, type GraphNode, type JobQueueModuleOptions } from 'nestjs-sql-job-queue';
 import { FailureLog } from '../lib/correctness';
+import { CpuMeter } from '../lib/cpu-meter';
 import { withDatabase } from '../lib/databases';
 import { cell, num } from '../lib/format';
 import { ourOptions } from '../lib/ours/our-app';
@@ -28,6 +29,16 @@ interface Start {
   at: number;
 }
 const starts: Start[] = [];
+
+/** The worker's claims and the jobs they returned, counted by wrapping ClaimService.claim. */
+const claims = { calls: 0, jobs: 0 };
+const claimOf = ClaimService.prototype.claim;
+ClaimService.prototype.claim = async function (this: ClaimService, ...args: Parameters<typeof claimOf>) {
+  const got = await claimOf.apply(this, args);
+  claims.calls++;
+  claims.jobs += got.length;
+  return got;
+};
 
 @Injectable()
 class TenantJobs {
@@ -81,7 +92,11 @@ function cases(dialect: Dialect, quick: boolean): Case[] {
   ];
   // FAIR_SHARE_MAX_GROUPS=10000 leaves out the larger cases.
   const max = Math.min(Number(process.env.FAIR_SHARE_MAX_GROUPS ?? Infinity), quick ? 1_600 : dialect === 'postgres' ? 100_000 : 10_000);
-  return all.filter((x) => x.groups <= max);
+  // FAIR_SHARE_CASES=1000,weighted keeps only those cases (by group count, `1000p0` for prefetch 0,
+  // `weighted`); the one-group case always stays first, as the reference of every ratio.
+  const only = process.env.FAIR_SHARE_CASES?.split(',').map((x) => x.trim());
+  const id = (x: Case) => (x.heavy ? 'weighted' : `${x.groups}${x.prefetch === 0 ? 'p0' : ''}`);
+  return all.filter((x) => x.groups <= max && (!only || x === all[0] || only.includes(id(x))));
 }
 
 /** `0.85× (0.80–0.90)`: median (min–max) of the per-run ratios. */
@@ -106,6 +121,10 @@ interface RunResult {
   firstMax: number;
   jain: number;
   heavyRatio?: number;
+  /** CPU ms per 1,000 jobs: this process (the worker), and PostgreSQL's backends. */
+  nodeCpu: number;
+  dbCpu?: number;
+  jobsPerClaim: number;
 }
 
 async function runCase(dialect: Dialect, c: Case): Promise<RunResult> {
@@ -130,8 +149,12 @@ async function runCase(dialect: Dialect, c: Case): Promise<RunResult> {
       }
     }
     if (batch.length) await queue.enqueueGraph(batch);
+    // Closed before the worker starts, so that the database CPU measured is the worker's.
+    await enqueuer.close();
     const probe = await db.probe();
     starts.length = 0;
+    claims.calls = claims.jobs = 0;
+    const meter = CpuMeter.start(dialect, db.name);
     const worker = await boot(ourOptions(dialect, db.location, c.prefetch === undefined ? {} : { prefetch: c.prefetch }), true);
     try {
       const deadline = Date.now() + 30 * 60_000;
@@ -141,6 +164,7 @@ async function runCase(dialect: Dialect, c: Case): Promise<RunResult> {
         await new Promise((r) => setTimeout(r, 20));
       }
       const end = performance.now();
+      const cpu = await meter.stop();
       const t0 = starts[0].at;
       const first = new Map<string, number>();
       for (const s of starts) if (!first.has(s.group)) first.set(s.group, s.at - t0);
@@ -158,10 +182,12 @@ async function runCase(dialect: Dialect, c: Case): Promise<RunResult> {
         firstMax: Math.max(...firsts),
         jain: c.perGroup > 1 ? jain(perWeight) : NaN,
         heavyRatio: c.heavy ? c.heavy.map((g) => slots.get(groupKey(g)) ?? 0).reduce((a, b) => a + b, 0) / c.heavy.length / lightMean : undefined,
+        nodeCpu: cpu.nodeUs / total,
+        dbCpu: cpu.databaseUs === undefined ? undefined : cpu.databaseUs / total,
+        jobsPerClaim: claims.jobs / Math.max(1, claims.calls),
       };
     } finally {
       await worker.close();
-      await enqueuer.close();
     }
   });
 }
@@ -203,9 +229,13 @@ export const fairShareScale: Scenario = {
             s.add('max', r.firstMax);
             if (Number.isFinite(r.jain)) s.add('jain', r.jain);
             if (r.heavyRatio !== undefined) s.add('heavy', r.heavyRatio);
+            s.add('nodeCpu', r.nodeCpu);
+            if (r.dbCpu !== undefined) s.add('dbCpu', r.dbCpu);
+            s.add('perClaim', r.jobsPerClaim);
             ctx.progress(
               `[${dialect}] ${c.label} run ${run}/${ctx.config.runs} (load ${num(load, 1)}): ${num(r.rate)} jobs/s${oneGroup ? ` (${num(r.rate / oneGroup, 2)}× of one group)` : ''}, first start p50 ${num(r.firstP50)} / p99 ${num(r.firstP99)} / max ${num(r.firstMax)} ms, ` +
-                `Jain ${num(r.jain, 3)}${r.heavyRatio !== undefined ? `, heavy ÷ light ${num(r.heavyRatio, 1)}` : ''}`,
+                `Jain ${num(r.jain, 3)}${r.heavyRatio !== undefined ? `, heavy ÷ light ${num(r.heavyRatio, 1)}` : ''}, ` +
+                `CPU ms/1,000 jobs node ${num(r.nodeCpu)}${r.dbCpu !== undefined ? ` db ${num(r.dbCpu)}` : ''}, ${num(r.jobsPerClaim, 1)} jobs/claim`,
             );
           } catch (err) {
             failures.add(`[${dialect}] ${c.label} run ${run}`, [(err as Error).message]);
@@ -214,7 +244,7 @@ export const fairShareScale: Scenario = {
       }
       tables.push({
         title: `Fair share at scale, ${dialect} — one worker, concurrency 10, ${JOB_MS} ms jobs, median (min–max) of ${ctx.config.runs} run(s)`,
-        columns: ['groups × jobs', 'jobs/s', 'vs 1 group (same run)', 'first start p50 ms', 'p99 ms', 'max ms', 'Jain (slots ÷ weight)', 'heavy ÷ light', 'load avg at start'],
+        columns: ['groups × jobs', 'jobs/s', 'vs 1 group (same run)', 'first start p50 ms', 'p99 ms', 'max ms', 'Jain (slots ÷ weight)', 'heavy ÷ light', 'Node CPU ms / 1,000 jobs', 'PostgreSQL CPU ms / 1,000 jobs', 'jobs per claim', 'load avg at start'],
         rows: list.map((c) => {
           const s = series.get(c.label);
           const rate = s?.get('rate');
@@ -227,12 +257,16 @@ export const fairShareScale: Scenario = {
             cell(s?.get('max')),
             cell(s?.get('jain'), 3),
             cell(s?.get('heavy'), 1),
+            cell(s?.get('nodeCpu')),
+            cell(s?.get('dbCpu')),
+            cell(s?.get('perClaim'), 1),
             cell(s?.get('load'), 1),
           ];
         }),
         notes: [
           'jobs/s = jobs ÷ (first handler start → database shows every job done); vs 1 group = median over runs of the rate ÷ the one-group rate of the same run. First start = ms after the first handler start, over groups.',
           'load avg = 1-minute load average of the machine (2 cores, shared) when the case started.',
+          "CPU = user + system from the worker's start to the last job done: this process (the worker; the bench's 20 ms count polls too), and on PostgreSQL the backends of the run's database from /proc. Jobs per claim = jobs returned ÷ ClaimService.claim calls (empty ones included).",
           "Jain = Jain's fairness index of each group's slots ÷ its weight over the first Σ weight × (J − 1) starts, while every group still had work (n/a with J = 1).",
         ],
       });

@@ -4,15 +4,15 @@ import type { ClaimRequest } from './claim-request';
 import type { ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { planRotation } from './rotation-plan';
-import { lockRotationCursor, nextReadyGroups, saveRotationCursor } from './rotation.sql';
+import { leaseJobsMovingCursor, lockRotationCursor, nextReadyGroups, saveRotationCursor } from './rotation.sql';
 import { withinLimits, type LimitRoom } from './within-limits';
 
 /**
  * Claims `request.rotation` slots from the groups that follow the shared rotation cursor (see
  * planRotation), inside the caller's transaction, and moves the cursor past them. Cost: one
  * probe per group served (on SQLite and PostgreSQL a statement each, on MySQL all in one
- * procedure call), plus one statement per group given more than one slot, whatever the number
- * of groups. With `room` (caps), the
+ * procedure call), plus one statement for the groups given more than one slot, whatever the number
+ * of groups; on MySQL the lease and the cursor's move are one statement. With `room` (caps), the
  * candidates are trimmed to what fits; the cursor still moves on, so a group at its cap does
  * not hold up the others.
  */
@@ -33,7 +33,10 @@ export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room
   const single = plan.quotas.filter((q) => q.limit === 1).map((q) => probed.get(q.group!)!.next!);
   const more = await selectClaimCandidates(tx, { ...request, quotas: plan.quotas.filter((q) => q.limit > 1) });
   const candidates = [...single, ...more].sort((a, b) => b.priority - a.priority || a.id - b.id);
-  const claimed = await leaseJobs(tx, request, room ? withinLimits(candidates, room) : candidates);
-  if (plan.cursor.group !== cursor.group || plan.cursor.served !== cursor.served) await saveRotationCursor(tx, plan.cursor);
+  const leased = room ? withinLimits(candidates, room) : candidates;
+  const moved = plan.cursor.group !== cursor.group || plan.cursor.served !== cursor.served;
+  if (moved && leased.length && tx.dialect.name === 'mysql') return leaseJobsMovingCursor(tx, request, leased, plan.cursor);
+  const claimed = await leaseJobs(tx, request, leased);
+  if (moved) await saveRotationCursor(tx, plan.cursor);
   return claimed;
 }

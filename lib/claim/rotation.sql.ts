@@ -1,7 +1,8 @@
 import { sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { claimableFilter, readyIndexHint } from './lease-assignments';
+import type { ClaimRequest } from './claim-request';
+import { claimableFilter, leaseAssignments, readyIndexHint } from './lease-assignments';
 import type { RotationCursor, RotationGroup } from './rotation-plan';
 
 const CURSOR = 'fair-share';
@@ -19,6 +20,20 @@ export async function lockRotationCursor(tx: SqlExecutor): Promise<RotationCurso
 
 export async function saveRotationCursor(tx: SqlExecutor, cursor: RotationCursor): Promise<void> {
   await tx.run(sql`UPDATE job_queue_rotation SET group_key = ${cursor.group}, served = ${cursor.served} WHERE name = ${CURSOR}`);
+}
+
+/**
+ * MySQL: leases candidates this transaction has locked and moves the cursor it has locked, in one
+ * multi-table UPDATE: a rotation claim there is a round trip per statement, and this saves one
+ * of six. The lease columns are the jobs table's alone, so the assignments need no qualifier.
+ */
+export async function leaseJobsMovingCursor(tx: SqlExecutor, request: ClaimRequest, candidates: ClaimedJob[], cursor: RotationCursor): Promise<ClaimedJob[]> {
+  const ids = candidates.map((c) => c.id).sort((a, b) => a - b);
+  await tx.run(sql`UPDATE jobs, job_queue_rotation SET ${leaseAssignments(tx.dialect, request)},
+    job_queue_rotation.group_key = ${cursor.group}, job_queue_rotation.served = ${cursor.served}
+    WHERE jobs.id IN (${sql.list(ids)}) AND job_queue_rotation.name = ${CURSOR}`);
+  // The rows are locked, so the values read still hold (as in leaseJobs).
+  return candidates.map((job) => ({ ...job, attempts: job.attempts + 1 }));
 }
 
 /** A group found by the probe; with `lock`, also its next job, locked. */
