@@ -4,8 +4,9 @@
  * drains them), for ours plain and ours with `JobQueueTracingModule.forRoot()` and a real SDK
  * (BasicTracerProvider, BatchSpanProcessor at its defaults, an exporter that drops the spans,
  * AsyncLocalStorage context manager as NodeSDK uses, W3C propagator), at defaults and with prefetch 500, interleaved
- * within each round. Traced runs write a producer span and a carrier per job, read the carriers
- * per claimed batch, and write the attempts' carriers per finalize batch.
+ * within each round. Traced runs write a producer span and a carrier per job, get each job's carrier
+ * with its claimed row (a separate read only for jobs with upstreams), and write the attempts'
+ * carriers per finalize batch.
  */
 import { FailureLog } from '../lib/correctness';
 import { ourSubject } from '../lib/ours/subject';
@@ -52,7 +53,7 @@ export const pgTracing: Scenario = {
       settings: [
         `${jobs} jobs per run, chunks of 1,000`,
         'SDK, tracing module not imported: the same SDK installed, JobQueueTracingModule not imported: the SDK\'s own cost (chiefly its AsyncLocalStorage context manager, paid by every promise of the process)',
-        '10% sampled: ParentBasedSampler(TraceIdRatioBasedSampler(0.1)), the usual production head sampling; carriers are stored and read all the same',
+        '10% sampled: ParentBasedSampler(TraceIdRatioBasedSampler(0.1)), the usual production head sampling; carriers are stored and claimed all the same',
         'tracing: JobQueueTracingModule.forRoot() (defaults: a producer span per enqueue call, a consumer span per attempt), @opentelemetry/sdk-trace-base BasicTracerProvider + BatchSpanProcessor (defaults) + a dropping exporter, AsyncLocalStorageContextManager, W3C propagator; installed only for the traced runs',
       ],
       tables: [table],

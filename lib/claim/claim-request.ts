@@ -46,4 +46,9 @@ export interface ClaimRequest {
   room?: LimitRoom;
   /** Paused groups (`pause({ group })`): never claimed, whatever the quota. */
   excludeGroups?: readonly string[];
+  /**
+   * Tracing only (an instrumentation is registered): the claim returns each job's stored trace
+   * context with its row, where the statement returns rows anyway (see ClaimedJob.creation).
+   */
+  withTrace?: boolean;
 }

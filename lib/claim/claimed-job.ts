@@ -1,7 +1,8 @@
-import { sql } from '../database/sql';
+import { sql, type Sql } from '../database/sql';
 import type { Row } from '../database/sql-executor';
 import { parseJson } from '../database/job-row';
 import type { AttemptTrace } from '../instrumentation/job-queue.instrumentation';
+import { readStoredCreation, type StoredCreation } from '../instrumentation/stored-trace';
 
 /**
  * A claimed attempt as the worker sees it: what it needs to run the job and route its result,
@@ -22,6 +23,8 @@ export interface ClaimedJob {
   timeoutMs: number | null;
   /** Only with an instrumentation registered: the stored carriers this attempt links to, read after the claim. */
   trace?: AttemptTrace;
+  /** A traced claim's `trace_context` of the row (absent where the claim statement did not return it). */
+  creation?: StoredCreation;
   /** `run_after` as the driver returned it (epoch ms, Date or text), parsed only when a lifecycle sink wants the wait. */
   readyAt?: unknown;
 }
@@ -36,8 +39,13 @@ export const CLAIMED_COLUMNS = sql`id, type, args, attempts, max_attempts, group
 export const PG_CLAIMED_COLUMNS = sql`id, type, args, attempts, max_attempts, group_key, priority, parent_id, timeout_ms,
   (extract(epoch FROM run_after) * 1000)::float8 AS run_after`;
 
+/** The claim's select list plus, for a traced claim, the row's stored trace context. */
+export function claimedColumns(request: { withTrace?: boolean }, columns: Sql = CLAIMED_COLUMNS): Sql {
+  return request.withTrace ? sql`${columns}, trace_context` : columns;
+}
+
 export function toClaimedJob(row: Row): ClaimedJob {
-  return {
+  const job: ClaimedJob = {
     id: Number(row.id),
     type: String(row.type),
     args: parseJson(row.args),
@@ -49,4 +57,6 @@ export function toClaimedJob(row: Row): ClaimedJob {
     timeoutMs: row.timeout_ms == null ? null : Number(row.timeout_ms),
     readyAt: row.run_after,
   };
+  if (row.trace_context !== undefined) job.creation = readStoredCreation(row.trace_context);
+  return job;
 }

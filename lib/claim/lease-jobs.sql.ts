@@ -1,7 +1,7 @@
 import { sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimRequest } from './claim-request';
-import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
+import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseAssignments } from './lease-assignments';
 
 /** Leases candidates already locked by this transaction (see selectClaimCandidates). */
@@ -11,7 +11,7 @@ export async function leaseJobs(tx: SqlExecutor, request: ClaimRequest, candidat
   const ids = candidates.map((c) => c.id).sort((a, b) => a - b);
   const update = sql`UPDATE jobs SET ${leaseAssignments(d, request)} WHERE id IN (${sql.list(ids)})`;
   if (d.supportsReturning) {
-    const { rows } = await tx.run(sql`${update} RETURNING ${CLAIMED_COLUMNS}`);
+    const { rows } = await tx.run(sql`${update} RETURNING ${claimedColumns(request)}`);
     return rows.map(toClaimedJob);
   }
   // MariaDB has no UPDATE … RETURNING; the rows are locked, so the read values still hold.

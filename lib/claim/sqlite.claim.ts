@@ -2,7 +2,7 @@ import type { SqlDialect } from '../database/dialects';
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
-import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
+import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { claimableFilter, leaseAssignments, pausedGroupsFilter, readyIndexHint } from './lease-assignments';
 
 /**
@@ -28,5 +28,5 @@ export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota
     WHERE id IN (
       SELECT id FROM jobs${readyIndexHint(d, quota.group)} WHERE ${claimableFilter(d, request.types, quota.group)}${pausedGroupsFilter(d, request.excludeGroups)}
       ORDER BY priority DESC, id LIMIT ${quota.limit})
-    RETURNING ${CLAIMED_COLUMNS}`;
+    RETURNING ${claimedColumns(request)}`;
 }

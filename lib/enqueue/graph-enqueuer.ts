@@ -12,6 +12,7 @@ import {
   type InsertableJob,
 } from './job-insert.sql';
 import type { NormalizedJob } from './normalize-job';
+import { storedCreation } from '../instrumentation/stored-trace';
 
 export interface PreparedGraph {
   planned: PlannedNode[];
@@ -102,7 +103,7 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
       pendingChildren: node.childCount,
     };
     // Added only when traced, so an untraced row keeps the literal's shape (and cost) of before.
-    if (carriers) row.traceContext = carriers[i];
+    if (carriers) row.traceContext = storedCreation(carriers[i], node.depIndices.length + node.depIds.length > 0);
     return row;
   });
 

@@ -10,7 +10,7 @@ import { readJobViews } from './job-views.sql';
 
 const SETTLED_EVENT = { done: 'completed', failed: 'failed', cancelled: 'cancelled' } as const;
 /**
- * When a sink needs job views, reports are gathered this long before a flush, so that one read
+ * When a sink needs job views, reports are gathered this long before each read, so that one read
  * serves many jobs (per setImmediate it was one query per finalize batch: ~40% of a no-op job's
  * throughput with a `completed` listener). Without views, a flush follows the next turn.
  */
@@ -32,6 +32,8 @@ export class JobLifecycle {
   private readonly sinks: JobSignalSink[] = [];
   private queue: JobSignal[] = [];
   private flushing: Promise<void> | undefined;
+  /** Some queued signal needs a view read (see VIEW_BATCH_MS). */
+  private viewsQueued = false;
   private readonly appTransactions = new AppTransactionSignals((signals) => this.report(signals));
   /** A sink is registered: report sites build signals only then. */
   active = false;
@@ -104,19 +106,27 @@ export class JobLifecycle {
 
   private report(signals: JobSignal[]): void {
     if (!this.active) return;
-    for (const s of signals) this.queue.push(s);
-    // Never in the reporting code's turn, so a listener never runs inside a claim or finalize.
-    if (!this.flushing) {
-      const wait = this.sinks.some((k) => k.needsView(signals[0].event))
-        ? new Promise((r) => setTimeout(r, VIEW_BATCH_MS))
-        : new Promise((r) => setImmediate(r));
-      this.flushing = wait.then(() => this.flush());
+    for (const s of signals) {
+      this.queue.push(s);
+      if (!this.viewsQueued && this.needsView(s)) this.viewsQueued = true;
     }
+    // Never in the reporting code's turn, so a listener never runs inside a claim or finalize.
+    this.flushing ??= new Promise((r) => setImmediate(r)).then(() => this.flush());
+  }
+
+  private needsView(s: JobSignal): boolean {
+    if (s.view) return false;
+    for (const k of this.sinks) if (k.needsView(s.event) || (s.type === undefined && k.needsType(s.event))) return true;
+    return false;
   }
 
   private async flush(): Promise<void> {
     try {
       while (this.queue.length) {
+        // A batch that reads views waits for more reports first, every time: reading as soon as
+        // the previous read returned made one query per few jobs, back to back.
+        if (this.viewsQueued) await new Promise((r) => setTimeout(r, VIEW_BATCH_MS));
+        this.viewsQueued = false;
         const batch = this.queue.splice(0);
         await this.attachViews(batch);
         for (const sink of this.sinks) {
@@ -134,10 +144,7 @@ export class JobLifecycle {
 
   private async attachViews(batch: JobSignal[]): Promise<void> {
     const ids = new Set<number>();
-    for (const s of batch) {
-      if (s.view) continue;
-      if (this.sinks.some((k) => k.needsView(s.event) || (s.type === undefined && k.needsType(s.event)))) ids.add(s.id);
-    }
+    for (const s of batch) if (this.needsView(s)) ids.add(s.id);
     if (!ids.size) return;
     try {
       const views = await readJobViews(this.db, [...ids]);

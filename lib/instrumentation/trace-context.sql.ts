@@ -1,11 +1,14 @@
 import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { AttemptTrace } from './job-queue.instrumentation';
+import { readStoredCreation, storedCarrier } from './stored-trace';
 
 /**
- * Only with an instrumentation registered: the stored carriers of a claimed batch, its jobs' own
- * and their upstreams', in one statement per 1,000 jobs. Kept out of the claim itself, so the
- * claim statements (and the PL/pgSQL claim functions) read no more than they did without it.
+ * Only with an instrumentation registered: the stored carriers of claimed jobs, their own and
+ * their upstreams', in one statement per 1,000 jobs. Kept out of the claim itself, so the claim
+ * statements (and the PL/pgSQL claim functions) read no more than their rows; a traced claim
+ * returns each job's own column, and only jobs with upstreams (or whose column does not say, see
+ * stored-trace.ts) come here.
  */
 export async function readAttemptTraces(db: SqlExecutor, ids: readonly number[]): Promise<Map<number, AttemptTrace>> {
   const traces = new Map<number, { created: string | null; upstream: Array<{ id: number; carrier: string }> }>();
@@ -25,8 +28,8 @@ export async function readAttemptTraces(db: SqlExecutor, ids: readonly number[])
     for (const r of rows) {
       const trace = traces.get(Number(r.job_id));
       if (!trace) continue;
-      if (r.upstream_id == null) trace.created = String(r.trace_context);
-      else trace.upstream.push({ id: Number(r.upstream_id), carrier: String(r.trace_context) });
+      if (r.upstream_id == null) trace.created = readStoredCreation(r.trace_context).created;
+      else trace.upstream.push({ id: Number(r.upstream_id), carrier: storedCarrier(r.trace_context) });
     }
   }
   for (const trace of traces.values()) trace.upstream.sort((a, b) => a.id - b.id);

@@ -258,6 +258,7 @@ export class SchedulerService {
         excludeGroups: this.paused.groups.size ? [...this.paused.groups] : undefined,
         rateLimits: rateLimited ? this.options.rateLimits : undefined,
         onRateLimited: rateLimited ? this.wakeIn : undefined,
+        withTrace: this.instrumentation !== undefined,
       });
       this.recovered();
       if (!this.accepting) {
@@ -269,7 +270,10 @@ export class SchedulerService {
         await this.handBack(jobs.filter((job) => this.paused.isPaused(job)));
         jobs = jobs.filter((job) => !this.paused.isPaused(job));
       }
-      if (this.instrumentation && jobs.length) await this.attachTraces(jobs);
+      if (this.instrumentation && jobs.length) {
+        const reading = this.attachTraces(jobs);
+        if (reading) await reading;
+      }
       if (capped) {
         // Under caps and rate limits a claimed job starts now or goes back: waiting in the buffer
         // it would hold scarce capacity, and start later than its rate window counted it. It was
@@ -324,14 +328,28 @@ export class SchedulerService {
     }
   }
 
-  /** One read per claimed batch, only with an instrumentation registered; links are lost, not jobs, if it fails. */
-  private async attachTraces(jobs: ClaimedJob[]): Promise<void> {
-    try {
-      const traces = await readAttemptTraces(this.db, jobs.map((j) => j.id));
-      for (const job of jobs) job.trace = traces.get(job.id);
-    } catch (err) {
-      this.logger.warn(`could not read the trace contexts of ${jobs.length} claimed job(s) (${(err as Error).message}); their spans start unlinked`);
+  /**
+   * Only with an instrumentation registered: the carriers each attempt links to. A job whose
+   * claim returned its own carrier and says it has no upstreams needs nothing more; the others
+   * (upstreams to link, or a column that does not say) are read in one statement, undefined
+   * when there are none. Links are lost, not jobs, if the read fails.
+   */
+  private attachTraces(jobs: ClaimedJob[]): Promise<void> | undefined {
+    let unread: ClaimedJob[] | undefined;
+    for (const job of jobs) {
+      if (job.creation?.upstreams === false) job.trace = { created: job.creation.created, upstream: [] };
+      else (unread ??= []).push(job);
     }
+    if (!unread) return undefined;
+    const rest = unread;
+    return readAttemptTraces(this.db, rest.map((j) => j.id)).then(
+      (traces) => {
+        for (const job of rest) job.trace = traces.get(job.id);
+      },
+      (err: Error) => {
+        this.logger.warn(`could not read the trace contexts of ${rest.length} claimed job(s) (${err.message}); their spans start unlinked`);
+      },
+    );
   }
 
   private async afterRun(job: ClaimedJob, outcome: AttemptOutcome, startedAt: number): Promise<void> {

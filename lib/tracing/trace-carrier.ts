@@ -48,7 +48,10 @@ export function extractContext(stored: string | null | undefined): Context | und
  * of the attempt's tracing CPU.
  */
 export function spanCarrier(spanContext: SpanContext): string | null {
-  return isSpanContextValid(spanContext) ? JSON.stringify(w3cFields(spanContext)) : null;
+  if (!isSpanContextValid(spanContext)) return null;
+  // Ids are valid hex (checked above): the JSON needs no escaping unless there is a tracestate.
+  if (spanContext.traceState?.serialize()) return JSON.stringify(w3cFields(spanContext));
+  return `{"traceparent":"00-${spanContext.traceId}-${spanContext.spanId}-${flagsHex(spanContext.traceFlags)}"}`;
 }
 
 /**
@@ -66,11 +69,14 @@ export function linkedSpanContext(stored: string | null | undefined): SpanContex
 
 /** W3C Trace Context fields of a span context. */
 export function w3cFields(spanContext: SpanContext): Record<string, string> {
-  const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, '0');
-  const fields: Record<string, string> = { traceparent: `00-${spanContext.traceId}-${spanContext.spanId}-${flags}` };
+  const fields: Record<string, string> = { traceparent: `00-${spanContext.traceId}-${spanContext.spanId}-${flagsHex(spanContext.traceFlags)}` };
   const state = spanContext.traceState?.serialize();
   if (state) fields.tracestate = state;
   return fields;
+}
+
+function flagsHex(traceFlags: number): string {
+  return (traceFlags & 0xff).toString(16).padStart(2, '0');
 }
 
 /** A remote span context from W3C fields, or undefined if `traceparent` is not version 00 and valid. */

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ProxyTracerProvider, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
@@ -7,6 +8,10 @@ import { describeDialects } from '../support/describe-dialects';
 import type { TestDatabase } from '../support/test-databases';
 import { installTracingSdk, type SpanRecord } from '../support/tracing-sdk';
 import { WorkerProcess } from '../support/worker-process';
+import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import { sql } from '../../lib/database/sql';
+import { readStoredCreation } from '../../lib/instrumentation/stored-trace';
+import type { Sql } from '../../lib/database/sql';
 
 const seen = { flaky: 0 };
 
@@ -267,6 +272,50 @@ describeDialects('OpenTelemetry tracing', (db) => {
     }
   });
 
+  it('a traced claim returns each job\'s own context: only jobs with upstreams, or whose column does not say (stored before its prefix), are read after it', async () => {
+    const producer = await startApp(db, { worker: false, externalTypes: ['fetch', 'render', 'mail'] }, { producerSpans: 'per-job' });
+    let worker: Awaited<ReturnType<typeof startApp>> | undefined;
+    // The reads after a claim (lib/instrumentation/trace-context.sql.ts), by the ids they ask for.
+    const run = jest.spyOn(JobQueueDatabase.prototype, 'run');
+    const readIds = () =>
+      run.mock.calls.flatMap(([statement]) => {
+        const { text, params } = (statement as Sql).render(db.dialect);
+        if (!/job_queue_trace_contexts|UNION ALL\s+SELECT d\.job_id/.test(text)) return [];
+        return [...new Set((db.dialect === 'postgres' ? (params[0] as unknown[]) : params).map(Number))];
+      });
+    try {
+      const ids = await producer.queue.enqueueGraph([
+        { ref: 'fetch', type: 'fetch' },
+        { ref: 'render', type: 'render', dependsOn: ['fetch'] },
+        { ref: 'mail', type: 'mail' },
+        { ref: 'old', type: 'mail' },
+      ]);
+      // As a version before the prefix stored it: the bare carrier.
+      const [oldStored] = await traceContexts(producer.module, [ids.old]);
+      const oldCarrier = readStoredCreation(oldStored).created!;
+      await producerDb(producer.module).run(sql`UPDATE jobs SET trace_context = ${oldCarrier} WHERE id = ${ids.old}`);
+      worker = await startApp(db);
+      for (const id of Object.values(ids)) expect(await producer.queue.waitFor(id, { timeoutMs: 20_000 })).toMatchObject({ state: 'done' });
+      await waitForSpans(() => byName(sdk.spans(), 'process render').length === 1 && byName(sdk.spans(), 'process mail').length === 2);
+      expect(readIds().sort((a, b) => a - b)).toEqual([ids.render, ids.old].sort((a, b) => a - b));
+      // Every attempt still links to its creation, and render to its upstream.
+      const spans = sdk.spans();
+      const created = (id: number) => spans.find((s) => s.kind === SpanKind.PRODUCER && s.attributes['messaging.message.id'] === String(id))!;
+      const processed = (id: number) => spans.find((s) => s.kind === SpanKind.CONSUMER && s.attributes['messaging.message.id'] === String(id))!;
+      for (const id of [ids.fetch, ids.mail, ids.old]) {
+        expect(processed(id).links).toEqual([{ ...pick(created(id)), attributes: { 'job_queue.link': 'created' } }]);
+      }
+      expect(processed(ids.render).links).toEqual([
+        { ...pick(created(ids.render)), attributes: { 'job_queue.link': 'created' } },
+        { ...pick(processed(ids.fetch)), attributes: { 'job_queue.link': 'upstream', 'messaging.message.id': String(ids.fetch) } },
+      ]);
+    } finally {
+      run.mockRestore();
+      await worker?.close();
+      await producer.close();
+    }
+  });
+
   it('a job enqueued here and run by another worker process links to this process\'s producer span', async () => {
     const producer = await startApp(db, { worker: false, externalTypes: ['remote'] });
     const worker = new WorkerProcess('tracing.worker', { ...db.options({ pollIntervalMs: 50 }) });
@@ -310,6 +359,10 @@ async function waitForSpans(done: () => boolean, timeoutMs = 10_000): Promise<vo
     if (Date.now() > deadline) throw new Error('spans did not arrive');
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+function producerDb(module: { get<T>(token: unknown): T }): JobQueueDatabase {
+  return module.get<JobQueueDatabase>(JobQueueDatabase);
 }
 
 async function traceContexts(module: { get<T>(token: unknown): T }, ids: number[]): Promise<Array<string | null>> {

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { context, createTraceState, propagation, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { extractContext, injectCarrier, MAX_CARRIER_LENGTH, parseTraceparent, w3cFields } from '../../lib/tracing/trace-carrier';
+import { readStoredCreation, storedCarrier, storedCreation } from '../../lib/instrumentation/stored-trace';
+import { extractContext, injectCarrier, linkedSpanContext, MAX_CARRIER_LENGTH, parseTraceparent, spanCarrier, w3cFields } from '../../lib/tracing/trace-carrier';
 import { attemptOutcome, producerSpanName } from '../../lib/tracing/tracing.attributes';
 import { InvalidTracingOptionError, resolveTracingOptions } from '../../lib/tracing/tracing.options';
 
@@ -58,6 +59,45 @@ describe('trace carriers', () => {
     expect(parseTraceparent(`00-${SPAN.traceId.toUpperCase()}-${SPAN.spanId}-01`)).toBeUndefined();
     expect(parseTraceparent(`00-${SPAN.traceId}-${'0'.repeat(16)}-01`)).toBeUndefined();
     expect(parseTraceparent(42)).toBeUndefined();
+  });
+});
+
+describe('a completed attempt\'s carrier', () => {
+  it('is the JSON of the W3C fields, with and without a tracestate, and reads back as the same span context', () => {
+    for (const spanContext of [SPAN, { ...SPAN, traceState: undefined }, { ...SPAN, traceFlags: TraceFlags.NONE, traceState: undefined }]) {
+      const stored = spanCarrier(spanContext)!;
+      expect(JSON.parse(stored)).toEqual(w3cFields(spanContext));
+      const back = linkedSpanContext(stored)!;
+      expect({ traceId: back.traceId, spanId: back.spanId, traceFlags: back.traceFlags, state: back.traceState?.serialize() }).toEqual({
+        traceId: spanContext.traceId,
+        spanId: spanContext.spanId,
+        traceFlags: spanContext.traceFlags,
+        state: spanContext.traceState?.serialize(),
+      });
+    }
+    expect(spanCarrier(trace.wrapSpanContext({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 0 }).spanContext())).toBeNull();
+  });
+});
+
+describe('stored trace contexts', () => {
+  const carrier = '{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}';
+
+  it('an enqueue stores its carrier with whether the job has upstreams; a claim reads both back', () => {
+    expect(readStoredCreation(storedCreation(carrier, false))).toEqual({ created: carrier, upstreams: false });
+    expect(readStoredCreation(storedCreation(carrier, true))).toEqual({ created: carrier, upstreams: true });
+    expect(storedCreation(null, true)).toBeNull();
+    expect(storedCreation(undefined, false)).toBeNull();
+  });
+
+  it('a column that does not say (nothing stored, written before the prefix, a completed attempt\'s carrier) leaves upstreams unknown', () => {
+    expect(readStoredCreation(null)).toEqual({ created: null, upstreams: undefined });
+    expect(readStoredCreation(carrier)).toEqual({ created: carrier, upstreams: undefined });
+  });
+
+  it('an upstream\'s column reads as its carrier, whichever wrote it', () => {
+    expect(storedCarrier(carrier)).toBe(carrier);
+    expect(storedCarrier(storedCreation(carrier, true))).toBe(carrier);
+    expect(storedCarrier(storedCreation(carrier, false))).toBe(carrier);
   });
 });
 
