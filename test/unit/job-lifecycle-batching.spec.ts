@@ -44,7 +44,12 @@ describe('JobLifecycle view reads', () => {
     expect(reads.length).toBeGreaterThanOrEqual(4);
     // Timers never fire early (1 ms of clock rounding allowed).
     expect(reads[0].start - first).toBeGreaterThanOrEqual(24);
-    for (let i = 1; i < reads.length; i++) expect(reads[i].start - reads[i - 1].end).toBeGreaterThanOrEqual(24);
+    // A batch of more than 1,000 ids is read in chunks of 1,000 (the bind limits), back to back:
+    // the wait is between batches, so a read that follows a full chunk belongs to its batch.
+    for (let i = 1; i < reads.length; i++) {
+      if (reads[i - 1].ids.length === 1_000) continue;
+      expect(reads[i].start - reads[i - 1].end).toBeGreaterThanOrEqual(24);
+    }
     // Every event delivered once, in report order, each completion with its view; every job read once.
     expect(delivered.map((s) => `${s.event}:${s.id}`)).toEqual(Array.from({ length: n }, (_, i) => [`started:${i + 1}`, `completed:${i + 1}`]).flat());
     expect(delivered.filter((s) => s.event === 'completed').every((s) => s.view?.id === s.id)).toBe(true);
