@@ -217,15 +217,23 @@ describeDialects('rate limits', (db) => {
 
   it('bad rate limits: typed errors at start-up, before anything is written', async () => {
     for (const rateLimits of [
-      { types: { email: { limit: 0, intervalMs: 1_000 } } },
-      { types: { email: { limit: -5, intervalMs: 1_000 } } },
-      { groups: { acme: { limit: 5, intervalMs: 0 } } },
-      { groups: { acme: { limit: 5, intervalMs: -1 } } },
-      { groups: { acme: { limit: 5 } } },
-      { types: { email: { limit: 1.5, intervalMs: 1_000 } } },
+      { types: { badmail: { limit: 0, intervalMs: 1_000 } } },
+      { types: { badmail: { limit: -5, intervalMs: 1_000 } } },
+      { groups: { badgroup: { limit: 5, intervalMs: 0 } } },
+      { groups: { badgroup: { limit: 5, intervalMs: -1 } } },
+      { groups: { badgroup: { limit: 5 } } },
+      { types: { badmail: { limit: 1.5, intervalMs: 1_000 } } },
+      { types: { badmail: { limit: 5, intervalMs: 1_000 } }, groups: { badgroup: { limit: 0, intervalMs: 1_000 } } },
       { typez: {} },
     ]) {
-      await expect(startQueueApp(db, { worker: false, externalTypes: ['email'], rateLimits } as never)).rejects.toThrow(InvalidOptionError);
+      await expect(startQueueApp(db, { worker: false, externalTypes: ['badmail'], rateLimits } as never)).rejects.toThrow(InvalidOptionError);
+    }
+    // No window row was created for any of them (a valid configuration creates its rows at start-up).
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['badmail'] });
+    try {
+      expect(await app.rows(`SELECT name FROM job_queue_rate_limits WHERE name IN ('type:badmail', 'group:badgroup')`)).toEqual([]);
+    } finally {
+      await app.close();
     }
   });
 });
