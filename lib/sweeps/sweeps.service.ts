@@ -11,6 +11,7 @@ import { writeIsolatingFailures } from '../finalize/isolate-failures';
 import { SlicedPromotions } from '../finalize/sliced-promotions';
 import { expiredLeaseIds, reclaimExpiredLeases } from './reclaim.sql';
 import { removeFinishedJobs } from './retention.sql';
+import { deleteIdleKeyRows, keysWithoutHolder } from '../enqueue/job-keys.sql';
 import type { SweepResult, SweepScope } from './sweep-result';
 import { failOverdueJobs, overdueJobIds } from './timeout.sql';
 
@@ -18,6 +19,8 @@ type SweepStep = (tx: SqlExecutor, scope: SweepScope) => Promise<SweepResult>;
 type SweepCandidates = (tx: SqlExecutor, scope: SweepScope) => Promise<number[]>;
 
 const BATCH = 200;
+/** Chunks of `job_queue_keys` the key sweep reads per retention run (each `retention.batchSize` rows). */
+const KEY_SWEEP_CHUNKS = 10;
 
 /**
  * Runs the reclaim and timeout sweeps. Both are idempotent and safe to run from every process
@@ -28,6 +31,8 @@ export class SweepsService {
   private readonly logger = new Logger('JobQueue');
   private readonly busy = new Set<string>();
   private readonly running = new Set<Promise<unknown>>();
+  /** Where the key sweep goes on at the next retention run (null: from the first key). */
+  private keyCursor: string | null = null;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -84,20 +89,44 @@ export class SweepsService {
     if (!r || this.busy.has('retention')) return 0;
     this.busy.add('retention');
     let total = 0;
+    let keyRows = 0;
     try {
       for (;;) {
         const n = await this.db.transaction((tx) => removeFinishedJobs(tx, r.olderThanMs, r.batchSize, r.mode === 'archive'));
-        total += n;
-        if (n < r.batchSize) break;
+        total += n.jobs;
+        keyRows += n.keyRows;
+        if (n.jobs < r.batchSize) break;
         await new Promise((resolve) => setImmediate(resolve)); // let claims and finalizes in between
       }
       if (total) this.logger.log(`retention sweep: ${total} finished job(s) ${r.mode === 'archive' ? 'archived' : 'deleted'}`);
+      keyRows += await this.sweepKeyRows(r.batchSize);
+      if (keyRows) this.logger.log(`retention sweep: ${keyRows} idle key row(s) deleted`);
     } catch (err) {
       this.logger.warn(`retention sweep failed (${(err as Error).message}); it runs again at its next interval`);
     } finally {
       this.busy.delete('retention');
     }
     return total;
+  }
+
+  /**
+   * The rest of `job_queue_keys`: rows no job holds and no throttle window needs, whose holder
+   * went without taking its row along (see keysWithoutHolder). Reads up to KEY_SWEEP_CHUNKS
+   * chunks of `chunk` keys per run, going on where the last run stopped, so a run costs a
+   * bounded amount whatever the table's size, and every row is visited in turn.
+   */
+  private async sweepKeyRows(chunk: number): Promise<number> {
+    let deleted = 0;
+    for (let i = 0; i < KEY_SWEEP_CHUNKS; i++) {
+      const after = this.keyCursor;
+      deleted += await this.db.transaction(async (tx) => {
+        const { keys, next } = await keysWithoutHolder(tx, after, chunk);
+        this.keyCursor = next;
+        return deleteIdleKeyRows(tx, keys);
+      });
+      if (this.keyCursor === null) break; // the end of the table: the next run starts over
+    }
+    return deleted;
   }
 
   private async sweep(name: string, step: SweepStep, candidates: SweepCandidates): Promise<number> {

@@ -10,6 +10,8 @@ type Options = JobQueueModuleOptions & {
   /** Keep enqueueing until this long after `go` instead of `count` times. */
   forMs?: number;
   pauseMs?: number;
+  /** Spread the enqueues over this many keys: `<job.key>-<i % keys>`. */
+  keys?: number;
 };
 
 /**
@@ -17,7 +19,7 @@ type Options = JobQueueModuleOptions & {
  * a time, each with its own args ({ pid, i }), and reports the ids it got back.
  */
 runWorker(async () => {
-  const { job, count, parallel, forMs, pauseMs, ...moduleOptions } = workerOptions<Options>();
+  const { job, count, parallel, forMs, pauseMs, keys, ...moduleOptions } = workerOptions<Options>();
 
   @Module({ imports: [JobQueueModule.forRoot({ ...moduleOptions, worker: false })] })
   class AppModule {}
@@ -28,19 +30,21 @@ runWorker(async () => {
   await waitForGo();
   const ids = new Set<number>();
   let next = 0;
-  const until = forMs === undefined ? Infinity : Date.now() + forMs;
+  const from = Date.now();
+  const until = forMs === undefined ? Infinity : from + forMs;
   const more = () => (forMs === undefined ? next < count : Date.now() < until);
   await Promise.all(
     Array.from({ length: parallel }, async () => {
       while (more()) {
         const i = next++;
-        const view = await queue.enqueue({ ...job, args: { pid: process.pid, i } } as never);
+        const key = keys ? `${String(job.key)}-${i % keys}` : job.key;
+        const view = await queue.enqueue({ ...job, key, args: { pid: process.pid, i } } as never);
         ids.add(view.id);
         if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
       }
     }),
   );
-  send({ type: 'done', ids: [...ids], made: next });
+  send({ type: 'done', ids: [...ids], made: next, from, to: Date.now() });
   await app.close();
   process.exit(0);
 });
