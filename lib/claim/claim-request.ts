@@ -42,11 +42,6 @@ export interface ClaimRequest {
    * dated where its window counted it.
    */
   admittedAtMs?: number;
-  /**
-   * Rate-limited claims: how long after its admission the caller may start a claimed job (ms).
-   * The claim is counted in its windows from then; jobs come back with `startBy`.
-   */
-  startAllowanceMs?: number;
   /** This process's own remaining room (e.g. a handler's `concurrency`). */
   room?: LimitRoom;
   /** Paused groups (`pause({ group })`): never claimed, whatever the quota. */

@@ -70,7 +70,7 @@ export class ClaimService {
     }
     // Lock order, the same in every claimer: cap rows, then rate windows, then jobs.
     const cluster = lockNames.length ? await roomUnderLimits(tx, request.limits!, lockNames) : {};
-    const gate = rateKeys.length ? await RateGate.open(tx, rateKeys, request.startAllowanceMs) : undefined;
+    const gate = rateKeys.length ? await RateGate.open(tx, rateKeys) : undefined;
     const room = tighter(tighter(cluster, request.room ?? {}), gate?.room() ?? {});
     let claimed: ClaimedJob[] = [];
     const without = withoutExhausted(request, room);
@@ -81,10 +81,7 @@ export class ClaimService {
     }
     if (gate) {
       const reopensIn = await gate.record(tx, claimed);
-      // Counted from the admission, not from now: the statements since then must not delay the wake.
-      if (reopensIn !== undefined) request.onRateLimited?.(Math.max(1, Math.ceil(reopensIn - (performance.now() - gate.sentAt))));
-      const rateAdmission = { sentAt: gate.sentAt, startBy: gate.startBy };
-      for (const job of claimed) if (gate.counts(job)) job.rateAdmission = rateAdmission;
+      if (reopensIn !== undefined) request.onRateLimited?.(reopensIn);
     }
     return claimed;
   }

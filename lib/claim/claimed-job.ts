@@ -27,12 +27,6 @@ export interface ClaimedJob {
   creation?: StoredCreation;
   /** `run_after` as the driver returned it (epoch ms, Date or text), parsed only when a lifecycle sink wants the wait. */
   readyAt?: unknown;
-  /**
-   * Only from a rate-limited claim: its handler must start by this `performance.now()` time, or
-   * the job goes back unstarted (the window counted it as started by then), and the monotonic
-   * time before the claim's admission, from which the start delay is measured.
-   */
-  rateAdmission?: { sentAt: number; startBy: number };
 }
 
 /** The select list a claim returns, the same on every dialect. */

@@ -18,7 +18,6 @@ import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
-import { StartAllowance } from './start-allowance';
 import { JOB_QUEUE_INSTRUMENTATION, type AttemptOutcome, type JobQueueInstrumentation } from '../instrumentation/job-queue.instrumentation';
 import { readAttemptTraces } from '../instrumentation/trace-context.sql';
 import { WorkerVitals } from './worker-vitals';
@@ -53,7 +52,6 @@ export class SchedulerService {
   private readonly buffer: PrefetchBuffer;
   /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
   private rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
-  private readonly startAllowance = new StartAllowance();
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -261,7 +259,6 @@ export class SchedulerService {
         rateLimits: rateLimited ? this.options.rateLimits : undefined,
         onRateLimited: rateLimited ? this.wakeIn : undefined,
         withTrace: this.instrumentation !== undefined,
-        startAllowanceMs: rateLimited ? this.startAllowance.ms : undefined,
       });
       this.recovered();
       if (!this.accepting) {
@@ -282,9 +279,9 @@ export class SchedulerService {
         // it would hold scarce capacity, and start later than its rate window counted it. It was
         // planned to fit a free slot; only the soft bound on unwritten results can have moved.
         const fits = Math.max(0, this.options.concurrency - this.inFlight.size);
-        const late = this.dispatchInTime(jobs.slice(0, fits));
-        await this.handBack([...late, ...jobs.slice(fits)]);
-        jobs = jobs.slice(0, fits).filter((job) => !late.includes(job));
+        jobs.slice(0, fits).forEach((job) => this.dispatch(job));
+        await this.handBack(jobs.slice(fits));
+        jobs = jobs.slice(0, fits);
       } else {
         // Slots may have freed while the claim was in flight: start what fits, keep the rest.
         const fits = this.freeSlots();
@@ -297,31 +294,6 @@ export class SchedulerService {
     } catch (err) {
       this.failed(err);
     }
-  }
-
-  /**
-   * Starts claimed jobs, except a rate-limited one whose start deadline has passed (the process
-   * was descheduled, the commit was slow): its window counted it as started by then, so starting
-   * it later could put more than the limit into some window of starts. Those are returned, to be
-   * handed back unstarted. The delays measured size the next claims' allowance.
-   */
-  private dispatchInTime(jobs: ClaimedJob[]): ClaimedJob[] {
-    const late: ClaimedJob[] = [];
-    let delay: number | undefined;
-    for (const job of jobs) {
-      const admission = job.rateAdmission;
-      if (admission) {
-        const now = performance.now();
-        delay = Math.max(delay ?? 0, now - admission.sentAt);
-        if (now > admission.startBy) {
-          late.push(job);
-          continue;
-        }
-      }
-      this.dispatch(job);
-    }
-    if (delay !== undefined) this.startAllowance.observe(delay);
-    return late;
   }
 
   private dispatch(job: ClaimedJob): void {
