@@ -32,10 +32,11 @@ export interface ClaimRequest {
   /** Cluster-wide starts per time window, counted in a window row per limit, locked like the caps. */
   rateLimits?: JobQueueRateLimits;
   /**
-   * Called when a rate limit of this claim is exhausted, with the milliseconds until its window
-   * has room again, so the worker wakes then rather than at its next poll.
+   * Called when a rate limit of this claim is exhausted, with the milliseconds until a claim
+   * could be admitted again (its window's reopening, less the lookahead), so the worker claims
+   * then rather than at its next poll.
    */
-  onRateLimited?: (reopensInMs: number) => void;
+  onRateLimited?: (claimAgainInMs: number) => void;
   /**
    * Set by the claim itself under rate limits: the database time (epoch ms) at which the rate
    * windows admitted this claim, written as the jobs' `started_at`, so that a job's start is

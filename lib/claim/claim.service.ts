@@ -80,8 +80,12 @@ export class ClaimService {
       else claimed = await leaseJobs(tx, narrowed, withinLimits(await selectClaimCandidates(tx, narrowed), room));
     }
     if (gate) {
-      const reopensIn = await gate.record(tx, claimed);
-      if (reopensIn !== undefined) request.onRateLimited?.(reopensIn);
+      const { claimAgainInMs, startsIn } = await gate.record(tx, claimed);
+      for (const job of claimed) {
+        const wait = startsIn.get(job.id);
+        if (wait !== undefined) job.startAt = gate.readAtLocalMs + wait;
+      }
+      if (claimAgainInMs !== undefined) request.onRateLimited?.(claimAgainInMs);
     }
     return claimed;
   }

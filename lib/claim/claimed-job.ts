@@ -25,6 +25,11 @@ export interface ClaimedJob {
   trace?: AttemptTrace;
   /** A traced claim's `trace_context` of the row (absent where the claim statement did not return it). */
   creation?: StoredCreation;
+  /**
+   * Rate limits only: this process's clock time before which the handler must not start, when a
+   * window admitted the job ahead of its reopening (see `admission`). Absent: start at once.
+   */
+  startAt?: number;
   /** `run_after` as the driver returned it (epoch ms, Date or text), parsed only when a lifecycle sink wants the wait. */
   readyAt?: unknown;
 }

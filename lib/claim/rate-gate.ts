@@ -1,7 +1,7 @@
 import type { SqlExecutor } from '../database/sql-executor';
 import type { RateLimit } from '../job-queue.options';
-import { lockRateWindows, rateLimitName, saveRateWindow } from '../rate-limit/rate-limit.sql';
-import { currentCounts, rateGeometry, rateRoom, recordClaims, reopensInMs, type RateWindowState } from '../rate-limit/rate-window';
+import { dateStarts, lockRateWindows, rateLimitName, saveRateWindow } from '../rate-limit/rate-limit.sql';
+import { admission, claimAgainInMs, lookaheadMs, rateGeometry, recordClaims, type Admission, type RateWindowState } from '../rate-limit/rate-window';
 import type { ClaimRequest } from './claim-request';
 import type { LimitRoom } from './within-limits';
 
@@ -27,51 +27,81 @@ export function relevantRateKeys(request: ClaimRequest): RateKey[] {
   return keys;
 }
 
+/** What recording a claim's jobs in their windows decided. */
+export interface RateRecord {
+  /** Milliseconds until a full window could admit a claim again; undefined if none is full. */
+  claimAgainInMs?: number;
+  /** Jobs admitted ahead of now: milliseconds after the clock reading at which each may start. */
+  startsIn: Map<number, number>;
+}
+
 /**
- * The rate windows of one claim, locked for its transaction: the room they leave now, and,
- * once the claim has chosen its jobs, the claims recorded and when the next window reopens.
+ * The rate windows of one claim, locked for its transaction: the room they leave (now, or at a
+ * reopening within their lookahead), and, once the claim has chosen its jobs, the claims
+ * recorded at the time each job was admitted.
  */
 export class RateGate {
+  private readonly admissions = new Map<string, Admission>();
+
   private constructor(
     private readonly keys: RateKey[],
     private readonly nowMs: number,
     private readonly windows: Map<string, RateWindowState>,
-  ) {}
+    /** This process's clock when the database's was read: a job admitted ahead starts that much later on it. */
+    readonly readAtLocalMs: number,
+  ) {
+    for (const k of keys) this.admissions.set(k.name, admission(k.rule, this.state(k), nowMs, rateGeometry(k.rule), lookaheadMs(k.rule)));
+  }
 
   static async open(tx: SqlExecutor, keys: RateKey[]): Promise<RateGate> {
     const { nowMs, windows } = await lockRateWindows(tx, keys.map((k) => k.name));
-    return new RateGate(keys, nowMs, windows);
+    return new RateGate(keys, nowMs, windows, Date.now());
   }
 
-  /** The database time the windows were read at: the claim's admission. */
+  /** The database time the windows were read at: the claim's admission, unless a job's window admits it later. */
   get admittedAtMs(): number {
     return this.nowMs;
   }
 
   room(): LimitRoom {
     const room: Required<Pick<LimitRoom, 'groups' | 'types'>> = { groups: {}, types: {} };
-    for (const k of this.keys) {
-      const { counts } = currentCounts(this.state(k), this.nowMs, rateGeometry(k.rule));
-      room[k.kind === 'type' ? 'types' : 'groups'][k.key] = rateRoom(k.rule, counts);
-    }
+    for (const k of this.keys) room[k.kind === 'type' ? 'types' : 'groups'][k.key] = this.admissions.get(k.name)!.room;
     return room;
   }
 
   /**
-   * Records the claimed jobs in their windows and returns the milliseconds until the soonest
-   * exhausted window has room again (undefined if none is exhausted), so the worker can wake then.
+   * Records each claimed job in its windows at its admission, the latest of its windows' (so it
+   * starts no earlier than any of them counted it), dates the jobs admitted ahead, and says
+   * when the worker should claim again.
    */
-  async record(tx: SqlExecutor, claimed: ReadonlyArray<{ type: string; group: string }>): Promise<number | undefined> {
-    let wake: number | undefined;
+  async record(tx: SqlExecutor, claimed: ReadonlyArray<{ id: number; type: string; group: string }>): Promise<RateRecord> {
+    const applies = (k: RateKey, job: { type: string; group: string }) => (k.kind === 'type' ? job.type : job.group) === k.key;
+    const admittedAt = claimed.map((job) => this.keys.reduce((at, k) => (applies(k, job) ? Math.max(at, this.admissions.get(k.name)!.atMs) : at), this.nowMs));
+    const startsIn = new Map<number, number>();
+    const ahead = new Map<number, number[]>();
+    claimed.forEach((job, i) => {
+      if (admittedAt[i] <= this.nowMs) return;
+      startsIn.set(job.id, admittedAt[i] - this.nowMs);
+      ahead.set(admittedAt[i], [...(ahead.get(admittedAt[i]) ?? []), job.id]);
+    });
+    for (const [at, ids] of ahead) await dateStarts(tx, ids, at);
+    let claimAgainIn: number | undefined;
     for (const k of this.keys) {
-      const n = claimed.filter((j) => (k.kind === 'type' ? j.type : j.group) === k.key).length;
       const g = rateGeometry(k.rule);
-      const state = n ? recordClaims(this.state(k), this.nowMs, n, g) : this.state(k);
-      if (n) await saveRateWindow(tx, k.name, state);
-      const reopen = reopensInMs(k.rule, state, this.nowMs, g);
-      if (reopen > 0) wake = Math.min(wake ?? Infinity, reopen);
+      // In admission order, so the window's head only moves forward.
+      const times = admittedAt.filter((_, i) => applies(k, claimed[i])).sort((a, b) => a - b);
+      let state = this.state(k);
+      for (let i = 0; i < times.length; ) {
+        let j = i;
+        while (j < times.length && times[j] === times[i]) j++;
+        state = recordClaims(state, times[i], j - i, g);
+        i = j;
+      }
+      if (times.length) await saveRateWindow(tx, k.name, state);
+      const again = claimAgainInMs(k.rule, state, this.nowMs, g, lookaheadMs(k.rule));
+      if (again !== undefined) claimAgainIn = Math.min(claimAgainIn ?? Infinity, again);
     }
-    return wake;
+    return { claimAgainInMs: claimAgainIn, startsIn };
   }
 
   private state(k: RateKey): RateWindowState {

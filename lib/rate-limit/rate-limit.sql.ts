@@ -54,3 +54,10 @@ export async function lockRateWindows(tx: SqlExecutor, names: string[]): Promise
 export async function saveRateWindow(tx: SqlExecutor, name: string, state: RateWindowState): Promise<void> {
   await tx.run(sql`UPDATE job_queue_rate_limits SET head = ${state.head}, counts = ${encodeCounts(state.counts)} WHERE name = ${name}`);
 }
+
+/** Dates the `started_at` of jobs a rate window admitted ahead of the claim at the moment it admitted them. */
+export async function dateStarts(tx: SqlExecutor, ids: readonly number[], atMs: number): Promise<void> {
+  const value = tx.dialect.timeParam(new Date(Math.floor(atMs)));
+  const at = tx.dialect.name === 'postgres' ? sql`${value}::timestamptz` : sql`${value}`;
+  await tx.run(sql`UPDATE jobs SET started_at = ${at} WHERE id IN (${sql.list(ids)})`);
+}

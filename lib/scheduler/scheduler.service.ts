@@ -11,6 +11,7 @@ import { JobCancelledError, LeaseLostError, ShutdownAbortError } from '../handle
 import type { JobContextIO } from '../handlers/job-context';
 import { JobHandlerRegistry, type RegisteredJobHandler } from '../handlers/job-handler.registry';
 import { runJob, type RunOutcome } from '../handlers/run-job';
+import { waitForStart } from '../handlers/start-delay';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { handBackLeases, readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
@@ -304,12 +305,21 @@ export class SchedulerService {
     bump(this.inFlightByGroup, job.group, 1);
     bump(this.inFlightByType, job.type, 1);
     this.vitals.inFlight = this.inFlight.size;
+    if (job.startAt !== undefined && job.startAt > Date.now()) {
+      // Admitted by its rate window ahead of the reopening: it holds its slot and starts then.
+      entry.finished = waitForStart(job.startAt, controller).then((start) =>
+        start ? this.begin(job, handler, controller) : this.afterRun(job, { kind: 'aborted', reason: controller.reason }, Date.now()),
+      );
+    } else entry.finished = this.begin(job, handler, controller);
+  }
+
+  private begin(job: ClaimedJob, handler: RegisteredJobHandler, controller: AttemptController): Promise<void> {
     const timeoutMs = job.timeoutMs ?? handler.options.timeoutMs ?? this.options.defaultTimeoutMs;
     const startedAt = Date.now();
     if (this.lifecycle.active) this.lifecycle.started(job, startedAt, readyTime(job, this.db));
     const run = () => runJob(job, handler, controller, timeoutMs, this.io, this.options.maxResultBytes);
     const attempt: Promise<AttemptOutcome> = this.instrumentation ? this.instrumented(job, run) : run();
-    entry.finished = attempt.then(
+    return attempt.then(
       (outcome) => {
         this.buffer.observe(Date.now() - startedAt);
         return this.afterRun(job, outcome, startedAt);

@@ -35,10 +35,18 @@ function maxInWindow(times: number[], windowMs: number): number {
   return max;
 }
 
-/** Starts per second after the first window's burst: (starts after the first `limit`) / (last − first start). */
+/**
+ * Starts per second the limit's slots achieved: under a limit of L per window, claim i + L can
+ * come no sooner than one window after claim i, so `L / mean(t[i + L] − t[i])` is the rate each
+ * slot was reused at (the limit itself if every slot were reused the moment it freed). Unlike
+ * (count − L) / (last − first), it does not depend on where the backlog's first and last bursts
+ * happen to fall in a window.
+ */
 function steadyRate(times: number[], limit: number): number {
   const sorted = [...times].sort((a, b) => a - b);
-  return ((sorted.length - limit) / (sorted[sorted.length - 1] - sorted[0])) * 1_000;
+  let reuse = 0;
+  for (let i = 0; i + limit < sorted.length; i++) reuse += sorted[i + limit] - sorted[i];
+  return (limit / (reuse / (sorted.length - limit))) * 1_000;
 }
 
 /** The claim→handler-start delay the window's guard absorbs (6 buckets of a 1 s interval). */
