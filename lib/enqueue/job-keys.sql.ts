@@ -23,7 +23,7 @@ export async function lockKey(tx: SqlExecutor, key: string): Promise<{ windowEnd
 }
 
 /** The database's clock in epoch milliseconds, the one throttle windows are set and read by. */
-function nowMs(tx: SqlExecutor): Sql {
+export function nowMs(tx: SqlExecutor): Sql {
   const d = tx.dialect.name;
   return d === 'postgres'
     ? sql`(extract(epoch from clock_timestamp()) * 1000)::float8`

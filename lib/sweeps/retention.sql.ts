@@ -1,6 +1,6 @@
 import { sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
-import { deleteIdleKeyRows } from '../enqueue/job-keys.sql';
+import { deleteIdleKeyRows, nowMs } from '../enqueue/job-keys.sql';
 
 const JOB_COLUMNS = `id, type, ref, args, result, state, parent_id, is_container, pending_deps, pending_children,
   failed_children, group_key, weight, priority, lease_owner, lease_expires, heartbeat_at, run_after, attempts,
@@ -10,7 +10,8 @@ const OPEN = `'waiting', 'ready', 'leased', 'running'`;
 /**
  * Removes (or archives) one batch of finished jobs older than `olderThanMs`, oldest first.
  * A job stays while anything it is directly tied to is unfinished: a dependent that may still
- * read its result through `ctx.upstream()`, an upstream still running, or its container.
+ * read its result through `ctx.upstream()`, an upstream still running, or its container; and
+ * while its throttle window is open, since the enqueues in that window return it.
  * Edges go with their jobs, so `job_deps` only ever joins live rows, and so do the
  * `job_queue_keys` rows of the keys they held, unless a throttle window is still open or an
  * enqueue of the key holds the row (see deleteIdleKeyRows; the key sweep finds those later).
@@ -30,6 +31,7 @@ export async function removeFinishedJobs(
       AND NOT EXISTS (SELECT 1 FROM job_deps dd JOIN jobs x ON x.id = dd.job_id WHERE dd.depends_on_id = j.id AND x.state IN (${sql.raw(OPEN)}))
       AND NOT EXISTS (SELECT 1 FROM job_deps du JOIN jobs u ON u.id = du.depends_on_id WHERE du.job_id = j.id AND u.state IN (${sql.raw(OPEN)}))
       AND NOT EXISTS (SELECT 1 FROM jobs p WHERE p.id = j.parent_id AND p.state IN (${sql.raw(OPEN)}))
+      AND NOT EXISTS (SELECT 1 FROM job_queue_keys k WHERE k.job_key = j.job_key AND k.window_ends_ms > ${nowMs(tx)})
     ORDER BY j.finished_at, j.id LIMIT ${batch}${lock}`);
   if (!rows.length) return { jobs: 0, keyRows: 0 };
   const ids = sql.list(rows.map((r) => Number(r.id)));
