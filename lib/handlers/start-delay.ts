@@ -10,10 +10,16 @@ export function waitForStart(atMs: number, controller: AttemptController): Promi
   const wait = atMs - Date.now();
   if (wait <= 0) return Promise.resolve(true);
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      controller.onAbort(undefined);
-      resolve(true);
-    }, wait);
+    let timer: NodeJS.Timeout;
+    // A timer may fire a millisecond early by the wall clock the start was computed on: re-arm.
+    const arm = (ms: number) =>
+      (timer = setTimeout(() => {
+        const left = atMs - Date.now();
+        if (left > 0) return arm(left);
+        controller.onAbort(undefined);
+        resolve(true);
+      }, ms));
+    arm(wait);
     controller.onAbort(() => {
       clearTimeout(timer);
       resolve(false);
