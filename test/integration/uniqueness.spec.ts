@@ -5,27 +5,36 @@ import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { WorkerProcess } from '../support/worker-process';
 
-/** 4 processes enqueue `job` concurrently (`perProcess` each, 10 in flight per process); returns every id seen. */
-async function storm(
-  db: { options(o?: object): object },
-  job: Record<string, unknown>,
-  perProcess: number,
-  extra: object = {},
-): Promise<{ ids: Set<number>; made: number; spanMs: number }> {
-  const workers = Array.from({ length: 4 }, () => new WorkerProcess('keys.worker', { ...db.options(), externalTypes: ['k'], poolSize: 4, job, count: perProcess, parallel: 10, ...extra }));
-  try {
-    await Promise.all(workers.map((w) => w.waitFor('ready', 120_000)));
-    workers.forEach((w) => w.send('go'));
-    const done = await Promise.all(workers.map((w) => w.waitFor('done', 180_000)));
+/**
+ * 4 enqueue-only processes, booted once per dialect and reused by every storm of this file
+ * (booting four Nest apps per storm cost more than the storms themselves).
+ */
+class StormPool {
+  private workers: WorkerProcess[] = [];
+  private rounds = 0;
+
+  async start(db: { options(o?: object): object }): Promise<void> {
+    this.workers = Array.from({ length: 4 }, () => new WorkerProcess('keys.worker', { ...db.options(), externalTypes: ['k'], poolSize: 4 }));
+    await Promise.all(this.workers.map((w) => w.waitFor('ready', 120_000)));
+  }
+
+  /** The 4 processes enqueue `job` concurrently (`perProcess` each, 10 in flight per process); every id seen. */
+  async storm(job: Record<string, unknown>, perProcess: number, extra: object = {}): Promise<{ ids: Set<number>; made: number; spanMs: number }> {
+    const round = ++this.rounds;
+    const go = `go ${JSON.stringify({ round, job, count: perProcess, parallel: 10, ...extra })}`;
+    this.workers.forEach((w) => w.send(go));
+    const done = await Promise.all(this.workers.map((w) => w.waitFor(`done-${round}`, 180_000)));
     return {
       ids: new Set(done.flatMap((m) => m.ids as number[])),
       made: done.reduce((n, m) => n + Number(m.made), 0),
       // From the first process's first enqueue to the last one's last (one host, one clock).
       spanMs: Math.max(...done.map((m) => Number(m.to))) - Math.min(...done.map((m) => Number(m.from))),
     };
-  } finally {
-    workers.forEach((w) => w.dead || w.kill());
-    await Promise.all(workers.map((w) => w.exited));
+  }
+
+  async stop(): Promise<void> {
+    this.workers.forEach((w) => w.dead || w.kill());
+    await Promise.all(this.workers.map((w) => w.exited));
   }
 }
 
@@ -37,10 +46,15 @@ function agoSql(dialect: string, hours: number): string {
 
 describeDialects('uniqueness modes for key', (db) => {
   let app: QueueApp;
+  const pool = new StormPool();
   beforeAll(async () => {
     app = await startQueueApp(db, { worker: false, externalTypes: ['k'] });
+    await pool.start(db);
+  }, 180_000);
+  afterAll(async () => {
+    await pool.stop();
+    await app?.close();
   });
-  afterAll(() => app?.close());
 
 
   it('4 processes x 250 enqueues of one key, in each mode: exactly the expected jobs', async () => {
@@ -49,7 +63,7 @@ describeDialects('uniqueness modes for key', (db) => {
       const key = `storm-${mode}`;
       const job = { type: 'k', key, keyMode: mode, ...(mode === 'debounce' ? { debounceMs: 60_000 } : mode === 'throttle' ? { throttleMs: 600_000 } : {}) };
       const before = await app.count(`type = 'k'`);
-      const { ids, made } = await storm(db, job, 250);
+      const { ids, made } = await pool.storm(job, 250);
       expect(made).toBe(1_000);
       const created = (await app.count(`type = 'k'`)) - before;
       counts.push(`${mode}: ${created} job(s) from ${made} enqueues`);
@@ -63,7 +77,7 @@ describeDialects('uniqueness modes for key', (db) => {
     const first = await app.queue.enqueue(job);
     expect((await app.queue.enqueue(job)).id).toBe(first.id);
     await app.queue.cancel(first.id); // finished (cancelled)
-    const { ids } = await storm(db, job, 250);
+    const { ids } = await pool.storm(job, 250);
     expect(ids.size).toBe(1);
     const [second] = [...ids];
     expect(second).not.toBe(first.id);
@@ -75,7 +89,7 @@ describeDialects('uniqueness modes for key', (db) => {
 
   it("'debounce': the waiting job takes the latest args and its runAfter moves back; a claimed one is not touched", async () => {
     const job = { type: 'k', key: 'debounced', keyMode: 'debounce' as const, debounceMs: 60_000 };
-    const { ids } = await storm(db, job, 250);
+    const { ids } = await pool.storm(job, 250);
     expect(ids.size).toBe(1);
     const [id] = [...ids];
     const before = (await app.queue.get(id))!;
@@ -96,7 +110,7 @@ describeDialects('uniqueness modes for key', (db) => {
 
   it("'throttle': at most one job per window while 4 processes enqueue for 3.5 s", async () => {
     const job = { type: 'k', key: 'throttled', keyMode: 'throttle' as const, throttleMs: 1_000 };
-    const { ids, made, spanMs } = await storm(db, job, 0, { forMs: 3_500, pauseMs: 5, parallel: 4 });
+    const { ids, made, spanMs } = await pool.storm(job, 0, { forMs: 3_500, pauseMs: 5, parallel: 4 });
     const rows = await app.rows(`SELECT id FROM jobs WHERE type = 'k' AND id IN (${[...ids].join(',')}) ORDER BY id`);
     const windows = await app.rows(`SELECT window_ends_ms FROM job_queue_keys WHERE job_key = 'throttled'`);
     process.stdout.write(`[${db.dialect}] throttle 1 s: ${rows.length} job(s) from ${made} enqueues over ${spanMs} ms (3.5 s per process)\n`);
@@ -205,7 +219,7 @@ describeDialects('uniqueness modes for key', (db) => {
             await new Promise((r) => setTimeout(r, 5));
           }
         })();
-        const { ids, made } = await storm(db, job, 250, { keys: 20 }).finally(() => (stop = true));
+        const { ids, made } = await pool.storm(job, 250, { keys: 20 }).finally(() => (stop = true));
         await sweeper;
         // This storm's jobs: those holding its keys, or that held one and gave it up to a later job
         // (a storm of an earlier test that timed out under load may still be adding jobs of its own).
