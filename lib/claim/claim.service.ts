@@ -80,10 +80,12 @@ export class ClaimService {
       else claimed = await leaseJobs(tx, narrowed, withinLimits(await selectClaimCandidates(tx, narrowed), room));
     }
     if (gate) {
-      const { claimAgainInMs, startsIn } = await gate.record(tx, claimed);
+      const { claimAgainInMs, starts } = await gate.record(tx, claimed);
       for (const job of claimed) {
-        const wait = startsIn.get(job.id);
-        if (wait !== undefined) job.startAt = gate.readAtLocalMs + wait;
+        const start = starts.get(job.id);
+        if (!start) continue;
+        if (start.inMs > 0) job.startAt = gate.localAfterMs + start.inMs;
+        job.startBy = gate.localBeforeMs + start.byMs;
       }
       if (claimAgainInMs !== undefined) request.onRateLimited?.(claimAgainInMs);
     }

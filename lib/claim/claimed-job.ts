@@ -30,6 +30,12 @@ export interface ClaimedJob {
    * window admitted the job ahead of its reopening (see `admission`). Absent: start at once.
    */
   startAt?: number;
+  /**
+   * Rate limits only: this process's clock time by which the handler must have started, its
+   * window's admission plus the guard; a job that would start later goes back unstarted, since
+   * its late start could crowd a sliding window of starts with the next admissions.
+   */
+  startBy?: number;
   /** `run_after` as the driver returned it (epoch ms, Date or text), parsed only when a lifecycle sink wants the wait. */
   readyAt?: unknown;
 }

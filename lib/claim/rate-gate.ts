@@ -1,7 +1,7 @@
 import type { SqlExecutor } from '../database/sql-executor';
 import type { RateLimit } from '../job-queue.options';
 import { dateStarts, lockRateWindows, rateLimitName, saveRateWindow } from '../rate-limit/rate-limit.sql';
-import { admission, claimAgainInMs, lookaheadMs, rateGeometry, recordClaims, type Admission, type RateWindowState } from '../rate-limit/rate-window';
+import { admission, claimAgainInMs, lookaheadMs, rateGeometry, recordClaims, startGraceMs, type Admission, type RateWindowState } from '../rate-limit/rate-window';
 import type { ClaimRequest } from './claim-request';
 import type { LimitRoom } from './within-limits';
 
@@ -31,8 +31,11 @@ export function relevantRateKeys(request: ClaimRequest): RateKey[] {
 export interface RateRecord {
   /** Milliseconds until a full window could admit a claim again; undefined if none is full. */
   claimAgainInMs?: number;
-  /** Jobs admitted ahead of now: milliseconds after the clock reading at which each may start. */
-  startsIn: Map<number, number>;
+  /**
+   * Every job a window admitted: milliseconds after the clock reading at which it may start
+   * (0 for now), and by which it must have started (the tightest of its windows' grace).
+   */
+  starts: Map<number, { inMs: number; byMs: number }>;
 }
 
 /**
@@ -47,15 +50,20 @@ export class RateGate {
     private readonly keys: RateKey[],
     private readonly nowMs: number,
     private readonly windows: Map<string, RateWindowState>,
-    /** This process's clock when the database's was read: a job admitted ahead starts that much later on it. */
-    readonly readAtLocalMs: number,
+    /**
+     * This process's clock just before and just after the database's was read. A job starts no
+     * earlier than its admission after the later one, and must have started by its grace after
+     * the earlier one: both hold on the database's clock whatever the round trip took.
+     */
+    readonly localBeforeMs: number,
+    readonly localAfterMs: number,
   ) {
     for (const k of keys) this.admissions.set(k.name, admission(k.rule, this.state(k), nowMs, rateGeometry(k.rule), lookaheadMs(k.rule)));
   }
 
   static async open(tx: SqlExecutor, keys: RateKey[]): Promise<RateGate> {
-    const { nowMs, windows } = await lockRateWindows(tx, keys.map((k) => k.name));
-    return new RateGate(keys, nowMs, windows, Date.now());
+    const { nowMs, windows, localBeforeMs, localAfterMs } = await lockRateWindows(tx, keys.map((k) => k.name));
+    return new RateGate(keys, nowMs, windows, localBeforeMs, localAfterMs);
   }
 
   /** The database time the windows were read at: the claim's admission, unless a job's window admits it later. */
@@ -77,12 +85,14 @@ export class RateGate {
   async record(tx: SqlExecutor, claimed: ReadonlyArray<{ id: number; type: string; group: string }>): Promise<RateRecord> {
     const applies = (k: RateKey, job: { type: string; group: string }) => (k.kind === 'type' ? job.type : job.group) === k.key;
     const admittedAt = claimed.map((job) => this.keys.reduce((at, k) => (applies(k, job) ? Math.max(at, this.admissions.get(k.name)!.atMs) : at), this.nowMs));
-    const startsIn = new Map<number, number>();
+    const starts = new Map<number, { inMs: number; byMs: number }>();
     const ahead = new Map<number, number[]>();
     claimed.forEach((job, i) => {
-      if (admittedAt[i] <= this.nowMs) return;
-      startsIn.set(job.id, admittedAt[i] - this.nowMs);
-      ahead.set(admittedAt[i], [...(ahead.get(admittedAt[i]) ?? []), job.id]);
+      const grace = this.keys.reduce((g, k) => (applies(k, job) ? Math.min(g, startGraceMs(k.rule)) : g), Infinity);
+      if (grace === Infinity) return; // no window counts it
+      const inMs = admittedAt[i] - this.nowMs;
+      starts.set(job.id, { inMs, byMs: inMs + grace });
+      if (inMs > 0) ahead.set(admittedAt[i], [...(ahead.get(admittedAt[i]) ?? []), job.id]);
     });
     for (const [at, ids] of ahead) await dateStarts(tx, ids, at);
     let claimAgainIn: number | undefined;
@@ -101,7 +111,7 @@ export class RateGate {
       const again = claimAgainInMs(k.rule, state, this.nowMs, g, lookaheadMs(k.rule));
       if (again !== undefined) claimAgainIn = Math.min(claimAgainIn ?? Infinity, again);
     }
-    return { claimAgainInMs: claimAgainIn, startsIn };
+    return { claimAgainInMs: claimAgainIn, starts };
   }
 
   private state(k: RateKey): RateWindowState {

@@ -32,9 +32,13 @@ export async function ensureRateLimitRows(db: SqlExecutor, names: string[]): Pro
  * claimers queue instead of deadlocking; SQLite's BEGIN IMMEDIATE already excludes every other
  * writer) and reads them, then the database's clock in milliseconds. The clock is read after
  * the lock is granted: a claimer that waited must not record its claims at the time it began
- * waiting, or they would leave the window early.
+ * waiting, or they would leave the window early. Also returns this process's clock on either
+ * side of that reading, which bound it on a host sharing the clock.
  */
-export async function lockRateWindows(tx: SqlExecutor, names: string[]): Promise<{ nowMs: number; windows: Map<string, RateWindowState> }> {
+export async function lockRateWindows(
+  tx: SqlExecutor,
+  names: string[],
+): Promise<{ nowMs: number; windows: Map<string, RateWindowState>; localBeforeMs: number; localAfterMs: number }> {
   const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
   const { rows } = await tx.run(
     sql`SELECT name, head, counts FROM job_queue_rate_limits WHERE name IN (${sql.list([...names].sort())}) ORDER BY name${lock}`,
@@ -47,8 +51,10 @@ export async function lockRateWindows(tx: SqlExecutor, names: string[]): Promise
       : tx.dialect.name === 'mysql'
         ? sql`SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) / 1000 AS now_ms`
         : sql`SELECT (julianday('now') - 2440587.5) * 86400000.0 AS now_ms`;
+  // This process's clock just before and just after: the database read its own in between.
+  const localBeforeMs = Date.now();
   const now = await tx.run(clock);
-  return { nowMs: Number(now.rows[0].now_ms), windows };
+  return { nowMs: Number(now.rows[0].now_ms), windows, localBeforeMs, localAfterMs: Date.now() };
 }
 
 export async function saveRateWindow(tx: SqlExecutor, name: string, state: RateWindowState): Promise<void> {

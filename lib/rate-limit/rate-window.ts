@@ -24,6 +24,11 @@ export interface RateGeometry {
   span: number;
 }
 
+/** How late after its admission a job may start with every sliding window of starts still within the limit. */
+export function startGraceMs(rule: RateLimit): number {
+  return GUARD_BUCKETS * rateGeometry(rule).width;
+}
+
 export function rateGeometry(rule: RateLimit): RateGeometry {
   const buckets = Math.min(BUCKETS_PER_INTERVAL, rule.intervalMs);
   return { width: rule.intervalMs / buckets, span: buckets + 1 + GUARD_BUCKETS };

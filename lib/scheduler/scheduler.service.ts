@@ -314,6 +314,12 @@ export class SchedulerService {
   }
 
   private begin(job: ClaimedJob, handler: RegisteredJobHandler, controller: AttemptController): Promise<void> {
+    if (job.startBy !== undefined && Date.now() > job.startBy) {
+      // Started later than its rate window allows (the process was not scheduled in time): it
+      // goes back unstarted, its attempt uncounted; its window slot is spent.
+      this.vitals.lateStarts++;
+      return this.afterRun(job, { kind: 'aborted', reason: 'late' }, Date.now()).then(() => this.handBack([job]).then(() => this.trigger()));
+    }
     const timeoutMs = job.timeoutMs ?? handler.options.timeoutMs ?? this.options.defaultTimeoutMs;
     const startedAt = Date.now();
     if (this.lifecycle.active) this.lifecycle.started(job, startedAt, readyTime(job, this.db));

@@ -15,6 +15,8 @@ export class WorkerVitals {
   claimFailingSince = 0;
   lastHeartbeatAt = 0;
   heartbeatFailingSince = 0;
+  /** Rate-limited jobs handed back because this process reached them after their start grace: a starved process. */
+  lateStarts = 0;
 
   claimSucceeded(now = Date.now()): void {
     this.lastClaimAt = now;

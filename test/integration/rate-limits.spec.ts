@@ -53,20 +53,20 @@ function steadyRate(times: number[], limit: number): number {
 const GUARD_MS = 60;
 
 /**
- * The limit holds for claims, on the database clock, in every sliding window: asserted always.
- * Handler starts follow their claims by a few milliseconds, which the guard absorbs; a process
- * the OS does not schedule for longer (these specs share 2 cores with other test runs) starts
- * late, and only then may a window of handler starts hold more: asserted unless that happened,
- * and reported either way.
+ * The limit holds for claims, on the database clock, and for handler starts, on the worker's,
+ * in every sliding window. A handler starts no earlier than its window admitted it and no later
+ * than the guard after; a process the OS left unscheduled past that hands the job back instead
+ * (these specs share 2 cores with other test runs, so that happens here).
  */
 function expectWithinLimit(label: string, all: Start[], limit: number, windowMs: number, out: string[]): void {
   const byClaim = maxInWindow(all.map((s) => s.claimed), windowMs);
   const byStart = maxInWindow(all.map((s) => s.at), windowMs);
   const lags = all.map((s) => s.at - s.claimed).sort((a, b) => a - b);
-  const maxLag = lags[lags.length - 1];
-  out.push(`${label}: max ${byClaim} claims / ${byStart} handler starts in any ${windowMs} ms (limit ${limit}); claim->start lag p50 ${lags[Math.floor(lags.length / 2)]} ms, max ${maxLag} ms`);
+  out.push(`${label}: max ${byClaim} claims / ${byStart} handler starts in any ${windowMs} ms (limit ${limit}); claim->start lag p50 ${lags[Math.floor(lags.length / 2)]} ms, min ${lags[0]} ms, max ${lags[lags.length - 1]} ms`);
   expect([label, 'claims', byClaim <= limit]).toEqual([label, 'claims', true]);
-  if (maxLag <= GUARD_MS) expect([label, 'handler starts', byStart <= limit]).toEqual([label, 'handler starts', true]);
+  expect([label, 'handler starts', byStart <= limit]).toEqual([label, 'handler starts', true]);
+  // Both clocks are this host's; `started_at` is stored to the millisecond.
+  expect([label, 'lag', lags[0] >= -1, lags[lags.length - 1] <= GUARD_MS + 1]).toEqual([label, 'lag', true, true]);
 }
 
 async function stop(workers: WorkerProcess[]): Promise<void> {
@@ -86,7 +86,7 @@ describeDialects('rate limits', (db) => {
     return app;
   }
 
-  it('3 processes, 20 per second on one type, 10 s of backlog: never more than 20 claims (nor handler starts, within the guard) in any 1 s, at >= 90% of the rate', async () => {
+  it('3 processes, 20 per second on one type, 10 s of backlog: never more than 20 claims nor handler starts in any 1 s, at >= 90% of the rate', async () => {
     const app = await boot(['email']);
     const options = { types: ['email'], rateLimits: { types: { email: { limit: 20, intervalMs: 1_000 } } } };
     const workers = [worker(options), worker(options), worker(options)];
