@@ -318,6 +318,7 @@ export class SchedulerService {
       // Started later than its rate window allows (the process was not scheduled in time): it
       // goes back unstarted, its attempt uncounted; its window slot is spent.
       this.vitals.lateStarts++;
+      this.logger.warn(`job ${job.id} reached its start ${Date.now() - job.startBy} ms after its rate window's grace (the process was not scheduled in time); handed back unstarted`);
       return this.afterRun(job, { kind: 'aborted', reason: 'late' }, Date.now()).then(() => this.handBack([job]).then(() => this.trigger()));
     }
     const timeoutMs = job.timeoutMs ?? handler.options.timeoutMs ?? this.options.defaultTimeoutMs;

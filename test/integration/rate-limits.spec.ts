@@ -100,9 +100,10 @@ describeDialects('rate limits', (db) => {
       expectWithinLimit('email 20/s', all, 20, 1_000, out);
       const rate = steadyRate(all.map((s) => s.claimed), 20);
       const perWorker = await app.rows(`SELECT worker, COUNT(*) AS n FROM rl_starts GROUP BY worker`);
+      const late = workers.flatMap((w) => w.messages).filter((m) => m.type === 'log' && String(m.line).includes('handed back unstarted')).length;
       process.stdout.write(
         `[${db.dialect}] rate limit, 3 processes: ${out.join('; ')}; steady rate ${rate.toFixed(2)}/s ` +
-          `(${((rate / 20) * 100).toFixed(1)}% of the limit), spread ${perWorker.map((r) => r.n).join('/')} (2 cores shared with other runs)\n`,
+          `(${((rate / 20) * 100).toFixed(1)}% of the limit), ${late} late start(s) handed back, spread ${perWorker.map((r) => r.n).join('/')} (2 cores shared with other runs)\n`,
       );
       expect(rate).toBeGreaterThanOrEqual(18);
       // Not failed, no attempt spent while held back.
