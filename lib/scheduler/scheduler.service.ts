@@ -43,7 +43,9 @@ interface InFlight {
  * The tick: scan → rank → lease → dispatch → persist. Ticks never overlap; a request during a
  * tick runs another right after it. Ticks are requested when a job finishes (its slot is free
  * at once, before its result is even written), on a wake (a local enqueue or promotion, or a
- * PostgreSQL notification), and by the idle poll.
+ * PostgreSQL notification), and by the idle poll. On SQLite and MySQL a finalize transaction
+ * ends with the claim a tick would make (see followUps), and a tick leaves its claim to such a
+ * write when one is about to run.
  */
 @Injectable()
 export class SchedulerService {
