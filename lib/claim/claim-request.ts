@@ -53,3 +53,12 @@ export interface ClaimRequest {
    */
   withTrace?: boolean;
 }
+
+/**
+ * Whether a claim could take a paused group's job unless the statement filters it: paused groups
+ * exist and the claim takes from any group (an any-group quota, or the rotation). Per-group quotas
+ * never name a paused group.
+ */
+export function reachesPausedGroup(request: ClaimRequest): boolean {
+  return !!request.excludeGroups?.length && ((request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined && q.limit > 0));
+}

@@ -3,7 +3,7 @@ import { isSqliteBusy } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
-import type { ClaimRequest } from './claim-request';
+import { reachesPausedGroup, type ClaimRequest } from './claim-request';
 import { toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
@@ -38,8 +38,7 @@ export class ClaimService {
     const byPriority = (rows: ClaimedJob[]) => rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
     // The claim functions know nothing of paused groups: they serve a claim that could reach one
     // (an any-group quota, or the rotation) only when none is paused; per-group quotas never name one.
-    const pausedReachable =
-      !!request.excludeGroups?.length && ((request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined && q.limit > 0));
+    const pausedReachable = reachesPausedGroup(request);
     const rateLimited = !!request.rateLimits && relevantRateKeys(request).length > 0;
     if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !pausedReachable && !rateLimited) {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
@@ -58,6 +57,17 @@ export class ClaimService {
       }
       throw err;
     }
+  }
+
+  /**
+   * The same claim inside a transaction the caller holds (a finalize that ends with this worker's
+   * claim, lib/finalize/follow-up-claim.ts): SQLite and MySQL only, whose claim is a transaction
+   * of statements anyway. Errors are the caller's; nothing here retries or swallows them.
+   */
+  async claimWithin(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
+    if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
+    const rows = await this.claimIn(tx, request);
+    return rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
   }
 
   private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {

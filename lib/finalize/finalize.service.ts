@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ClaimService } from '../claim/claim.service';
+import type { ClaimedJob } from '../claim/claimed-job';
 import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { JobQueueEvents } from '../events/job-queue.events';
@@ -7,6 +9,8 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { notifyInTransaction } from '../notify/notify.sql';
 import { cascade } from './cascade.sql';
+import { behindSavepoint } from './claim-savepoint.sql';
+import type { FollowUpClaimer } from './follow-up-claim';
 import { completeJobs, completeWithDependentsPostgres, type Completion } from './complete.sql';
 import type { SettledJob } from './settled-job';
 import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
@@ -31,6 +35,8 @@ interface WriteOutcome {
   done: SettledJob[];
   failed: { retried: number[]; failed: SettledJob[] };
   result: { settled: SettledJob[]; promoted: number; sliced?: number };
+  /** The worker's claim that ended the transaction, after its promotions (see FollowUpClaimer). */
+  claimed?: ClaimedJob[];
 }
 
 const MAX_BATCH = 500;
@@ -61,13 +67,37 @@ export class FinalizeService {
   private outageSince = 0;
   /** A split of the current batch was logged already (once per batch, not once per half). */
   private splitLogged = false;
+  /** The worker whose claim ends each transaction, when it asked for that and the dialect can. */
+  private claimer: FollowUpClaimer | undefined;
+  /** The write in flight has reached its claim (or failed): it no longer claims for a tick that skips. */
+  private claimPassed = true;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly db: JobQueueDatabase,
     private readonly events: JobQueueEvents,
     private readonly promotions: SlicedPromotions,
+    private readonly claims: ClaimService,
   ) {}
+
+  /**
+   * Ends every finalize transaction with `claimer`'s claim, after the promotions, where the
+   * finalize is a transaction of statements (SQLite, MySQL); PostgreSQL's completes are one
+   * statement and keep their wake-up. Returns whether it will. Undefined detaches.
+   */
+  claimWith(claimer: FollowUpClaimer | undefined): boolean {
+    const can = claimer !== undefined && FOLLOW_UP_DIALECTS.includes(this.db.dialect.name);
+    this.claimer = can ? claimer : undefined;
+    return can;
+  }
+
+  /**
+   * A write is queued, or in flight before its claim, that will end with the worker's claim: a
+   * tick now would claim what that claim takes moments later, after the promotion it waits for.
+   */
+  get claimsNext(): boolean {
+    return this.claimer !== undefined && (this.queue.length > 0 || (this.writing > 0 && !this.claimPassed));
+  }
 
   /**
    * Result bytes per batch. On MySQL exactly `maxResultBytes`, which start-up checked against the
@@ -139,19 +169,41 @@ export class FinalizeService {
     return this.db.dialect.name === 'postgres' && items.every((p) => p.completion && p.completion.parentId === null);
   }
 
-  /** One transaction for `items`, all or nothing. */
-  private write(items: Pending[]): Promise<WriteOutcome> {
+  /** One transaction for `items`, all or nothing; it ends with the worker's claim if one is attached. */
+  private async write(items: Pending[]): Promise<WriteOutcome> {
     const owner = this.options.workerId;
     const completions = items.flatMap((p) => (p.completion ? [p.completion] : []));
     const failures = items.flatMap((p) => (p.failure ? [p.failure] : []));
     if (this.isOneStatement(items)) return this.completeInOneStatement(owner, completions);
-    return this.db.transaction(async (tx) => {
-      const done = await completeJobs(tx, owner, completions);
-      const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
-      const result = await cascade(tx, [...done, ...failed.failed]);
-      if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-      return { done, failed, result };
-    });
+    const claimer = this.claimer;
+    this.claimPassed = claimer === undefined;
+    let asked = false;
+    let outcome: WriteOutcome;
+    try {
+      outcome = await this.db.transaction(async (tx) => {
+        const done = await completeJobs(tx, owner, completions);
+        const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
+        const result = await cascade(tx, [...done, ...failed.failed]);
+        if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+        if (!claimer) return { done, failed, result };
+        // Last, after the promotions: the claim sees every job this transaction made ready.
+        this.claimPassed = true;
+        const request = claimer.request();
+        if (!request) return { done, failed, result };
+        asked = true;
+        const claim = await behindSavepoint(tx, () => this.claims.claimWithin(tx, request));
+        if (!claim.ok) this.logger.warn(`the claim after a finalize failed (${quoteDbError(claim.error)}); the worker claims again on its own`);
+        return { done, failed, result, claimed: claim.ok ? claim.value : undefined };
+      });
+    } catch (err) {
+      this.claimPassed = true;
+      if (asked) claimer!.ended(undefined);
+      else claimer?.missed();
+      throw err;
+    }
+    if (asked) claimer!.ended(outcome.claimed);
+    else claimer?.missed();
+    return outcome;
   }
 
   private async onWriteError(err: unknown, items: Pending[], attempt: number): Promise<WriteErrorAction> {
@@ -188,7 +240,8 @@ export class FinalizeService {
     for (const s of outcome.done) s.ownAttempt = true;
     for (const s of outcome.failed.failed) s.ownAttempt = true;
     this.events.settled(outcome.result.settled);
-    if (outcome.result.promoted !== 0) this.events.wake();
+    // A claim that ended the transaction came after the promotions: it was the wake's claim.
+    if (outcome.result.promoted !== 0 && !outcome.claimed) this.events.wake();
     if (outcome.result.sliced) void this.promotions.resume(); // SQLite: the rest of a huge promotion, a slice per transaction
     for (const p of items) p.resolve(status.get(idOf(p)) ?? 'lost');
   }
@@ -231,6 +284,9 @@ export class FinalizeService {
     this.lose(items);
   }
 }
+
+/** Where a finalize is a transaction of statements that a claim can end (see FollowUpClaimer). */
+const FOLLOW_UP_DIALECTS: readonly string[] = ['sqlite', 'mysql'];
 
 function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
   return (p.completion ?? p.failure)!.id;

@@ -1,11 +1,13 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { reachesPausedGroup, type ClaimRequest } from '../claim/claim-request';
 import { ClaimService } from '../claim/claim.service';
 import type { ClaimedJob } from '../claim/claimed-job';
 import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { JobLifecycle } from '../events/job-lifecycle';
-import { FinalizeService } from '../finalize/finalize.service';
+import { FinalizeService, type FinalizeResult } from '../finalize/finalize.service';
+import type { FollowUpClaimer } from '../finalize/follow-up-claim';
 import { AttemptController } from '../handlers/attempt-controller';
 import { JobCancelledError, LeaseLostError, ShutdownAbortError } from '../handlers/job-abort.errors';
 import type { JobContextIO } from '../handlers/job-context';
@@ -23,6 +25,13 @@ import { JOB_QUEUE_INSTRUMENTATION, type AttemptOutcome, type JobQueueInstrument
 import { readAttemptTraces } from '../instrumentation/trace-context.sql';
 import { WorkerVitals } from './worker-vitals';
 
+/** A claim planned by the tick, or by a finalize that ends with the worker's claim. */
+interface PlannedClaim {
+  request: ClaimRequest;
+  /** Caps, rate limits or per-type room apply: what is claimed starts now or goes back. */
+  capped: boolean;
+}
+
 interface InFlight {
   job: ClaimedJob;
   handler: RegisteredJobHandler;
@@ -35,7 +44,9 @@ interface InFlight {
  * The tick: scan → rank → lease → dispatch → persist. Ticks never overlap; a request during a
  * tick runs another right after it. Ticks are requested when a job finishes (its slot is free
  * at once, before its result is even written), on a wake (a local enqueue or promotion, or a
- * PostgreSQL notification), and by the idle poll.
+ * PostgreSQL notification), and by the idle poll. On SQLite and MySQL a finalize transaction
+ * ends with the claim a tick would make (see followUps), and a tick leaves its claim to such a
+ * write when one is about to run.
  */
 @Injectable()
 export class SchedulerService {
@@ -53,6 +64,15 @@ export class SchedulerService {
   private readonly buffer: PrefetchBuffer;
   /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
   private rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
+  /**
+   * A finalize transaction's claim in flight (see followUps): like a tick, no other tick runs
+   * meanwhile (`ticking` is its promise), so the two never claim the same free slots.
+   */
+  private followUp: { planned: PlannedClaim; resolve(): void } | undefined;
+  /** A tick left its claim to a finalize write about to claim; if that write does not, a tick must. */
+  private leftToFinalizer = false;
+  /** Finalize transactions end with this worker's claim (see followUps). */
+  private followUpsOn = false;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -85,6 +105,7 @@ export class SchedulerService {
   start(): void {
     this.accepting = true;
     this.vitals.working = true;
+    this.followUpsOn = this.followUpsServe() && this.finalizer.claimWith(this.followUps);
     this.events.on('wake', this.trigger);
     this.events.on('cancelled', this.abortCancelled);
     this.paused.on('changed', this.onPauseChanged);
@@ -123,6 +144,8 @@ export class SchedulerService {
   stop(): void {
     this.accepting = false;
     this.vitals.working = false;
+    this.finalizer.claimWith(undefined);
+    this.followUpsOn = false;
     if (this.rateWake) clearTimeout(this.rateWake.timer);
     this.rateWake = undefined;
     this.events.off('wake', this.trigger);
@@ -223,8 +246,28 @@ export class SchedulerService {
 
   private async tick(): Promise<void> {
     for (const job of this.buffer.take(this.freeSlots())) this.dispatch(job);
+    // A finalize write about to run ends with this worker's claim, after the promotions it is
+    // making: that claim takes what this one would, and more. If it ends up not claiming, it
+    // calls `missed` and a tick claims after all.
+    if (this.finalizer.claimsNext && !this.paused.groups.size) {
+      this.leftToFinalizer = true;
+      return;
+    }
+    try {
+      const planned = this.planClaim();
+      if (!planned) return;
+      const jobs = await this.claims.claim(planned.request);
+      this.recovered();
+      await this.deliver(jobs, planned);
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
+  /** The claim a tick makes now: free slots (plus prefetch) by the slot planner, under the caps. */
+  private planClaim(): PlannedClaim | undefined {
     const free = this.freeSlots();
-    if ((free <= 0 && !this.buffer.low) || Date.now() < this.pausedUntil) return;
+    if ((free <= 0 && !this.buffer.low) || Date.now() < this.pausedUntil) return undefined;
     const room: Record<string, number> = {};
     const types = this.registry.types().filter((type) => {
       if (this.paused.types.has(type)) return false;
@@ -233,67 +276,130 @@ export class SchedulerService {
       room[type] = cap - (this.inFlightByType.get(type) ?? 0);
       return room[type] > 0;
     });
-    if (!types.length) return;
+    if (!types.length) return undefined;
     const rateLimited = hasRateLimits(this.options);
     const capped = Object.keys(room).length > 0 || hasLimits(this.options) || rateLimited;
+    const { quotas, rotation } = this.planner.plan({
+      free,
+      // Never prefetch under caps: a buffered job would hold capacity that is scarce by definition.
+      prefetch: capped ? 0 : this.buffer.room(),
+      types,
+      inFlightByGroup: this.inFlightByGroup,
+      pausedGroups: this.paused.groups,
+    });
+    if (!quotas.length && !rotation) return undefined;
+    const request: ClaimRequest = {
+      owner: this.options.workerId,
+      types,
+      quotas,
+      rotation,
+      groupWeights: this.options.groupWeights,
+      leaseTtlMs: this.options.leaseTtlMs,
+      start: true,
+      limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
+      room: Object.keys(room).length ? { types: room } : undefined,
+      excludeGroups: this.paused.groups.size ? [...this.paused.groups] : undefined,
+      rateLimits: rateLimited ? this.options.rateLimits : undefined,
+      onRateLimited: rateLimited ? this.wakeIn : undefined,
+      withTrace: this.instrumentation !== undefined,
+    };
+    return { request, capped };
+  }
+
+  /** Starts or buffers what a claim took, as its plan says; asks for another tick if there may be more. */
+  private async deliver(claimed: ClaimedJob[], { request, capped }: PlannedClaim): Promise<void> {
+    let jobs = claimed;
+    if (!this.accepting) {
+      await this.handBack(jobs); // shutdown began while the claim was in flight
+      return;
+    }
+    if (this.paused.any && jobs.some((job) => this.paused.isPaused(job))) {
+      // A pause arrived while the claim was in flight: those jobs go back unstarted.
+      await this.handBack(jobs.filter((job) => this.paused.isPaused(job)));
+      jobs = jobs.filter((job) => !this.paused.isPaused(job));
+    }
+    if (this.instrumentation && jobs.length) {
+      const reading = this.attachTraces(jobs);
+      if (reading) await reading;
+    }
+    if (capped) {
+      // Under caps and rate limits a claimed job starts now or goes back: waiting in the buffer
+      // it would hold scarce capacity, and start later than its rate window counted it. It was
+      // planned to fit a free slot; only the soft bound on unwritten results can have moved.
+      const fits = Math.max(0, this.options.concurrency - this.inFlight.size);
+      jobs.slice(0, fits).forEach((job) => this.dispatch(job));
+      await this.handBack(jobs.slice(fits));
+      jobs = jobs.slice(0, fits);
+    } else {
+      // Slots may have freed while the claim was in flight: start what fits, keep the rest.
+      const fits = this.freeSlots();
+      jobs.slice(0, fits).forEach((job) => this.dispatch(job));
+      this.buffer.add(jobs.slice(fits));
+    }
+    const { quotas, rotation } = request;
+    const asked = quotas.reduce((n, q) => n + q.limit, rotation ?? 0);
+    if (jobs.length >= asked) this.again = true; // there may be more
+    else if (rotation || quotas.some((q) => q.group !== undefined)) this.planner.invalidate(); // a group ran dry
+  }
+
+  /**
+   * Whether a finalize may end with this worker's claim: only where that claim needs nothing
+   * beyond the plain one (no cluster caps, rate limits or per-handler concurrency, whose locks
+   * and counts belong to a claim of their own). Paused groups are checked per claim.
+   */
+  private followUpsServe(): boolean {
+    return !hasLimits(this.options) && !hasRateLimits(this.options) && this.registry.types().every((t) => this.registry.get(t)!.options.concurrency === undefined);
+  }
+
+  /** The port through which a finalize transaction ends with this worker's claim (lib/finalize/follow-up-claim.ts). */
+  private readonly followUps: FollowUpClaimer = {
+    request: () => {
+      if (!this.accepting) return undefined;
+      if (this.ticking && !this.followUp) {
+        // A tick's claim is in flight and may have run before this promotion: claim once more after it.
+        this.again = true;
+        return undefined;
+      }
+      let planned: PlannedClaim | undefined;
+      try {
+        planned = this.planClaim();
+      } catch (err) {
+        // Never the finalize's failure: it commits without a claim, and `missed` starts a tick.
+        this.logger.warn(`could not plan the claim after a finalize (${(err as Error).message})`);
+      }
+      if (!planned || planned.capped || reachesPausedGroup(planned.request)) return undefined;
+      this.leftToFinalizer = false;
+      if (this.followUp) this.followUp.planned = planned; // the transaction is being retried
+      else {
+        let resolve!: () => void;
+        this.ticking = new Promise<void>((r) => (resolve = r));
+        this.followUp = { planned, resolve };
+      }
+      return planned.request;
+    },
+    ended: (jobs) => void this.endFollowUp(jobs),
+    missed: () => {
+      if (!this.leftToFinalizer) return;
+      this.leftToFinalizer = false;
+      this.trigger();
+    },
+  };
+
+  private async endFollowUp(jobs: ClaimedJob[] | undefined): Promise<void> {
+    const followUp = this.followUp;
+    if (!followUp) return;
     try {
-      const { quotas, rotation } = this.planner.plan({
-        free,
-        // Never prefetch under caps: a buffered job would hold capacity that is scarce by definition.
-        prefetch: capped ? 0 : this.buffer.room(),
-        types,
-        inFlightByGroup: this.inFlightByGroup,
-        pausedGroups: this.paused.groups,
-      });
-      if (!quotas.length && !rotation) return;
-      let jobs = await this.claims.claim({
-        owner: this.options.workerId,
-        types,
-        quotas,
-        rotation,
-        groupWeights: this.options.groupWeights,
-        leaseTtlMs: this.options.leaseTtlMs,
-        start: true,
-        limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
-        room: Object.keys(room).length ? { types: room } : undefined,
-        excludeGroups: this.paused.groups.size ? [...this.paused.groups] : undefined,
-        rateLimits: rateLimited ? this.options.rateLimits : undefined,
-        onRateLimited: rateLimited ? this.wakeIn : undefined,
-        withTrace: this.instrumentation !== undefined,
-      });
-      this.recovered();
-      if (!this.accepting) {
-        await this.handBack(jobs); // shutdown began while the claim was in flight
-        return;
-      }
-      if (this.paused.any && jobs.some((job) => this.paused.isPaused(job))) {
-        // A pause arrived while the claim was in flight: those jobs go back unstarted.
-        await this.handBack(jobs.filter((job) => this.paused.isPaused(job)));
-        jobs = jobs.filter((job) => !this.paused.isPaused(job));
-      }
-      if (this.instrumentation && jobs.length) {
-        const reading = this.attachTraces(jobs);
-        if (reading) await reading;
-      }
-      if (capped) {
-        // Under caps and rate limits a claimed job starts now or goes back: waiting in the buffer
-        // it would hold scarce capacity, and start later than its rate window counted it. It was
-        // planned to fit a free slot; only the soft bound on unwritten results can have moved.
-        const fits = Math.max(0, this.options.concurrency - this.inFlight.size);
-        jobs.slice(0, fits).forEach((job) => this.dispatch(job));
-        await this.handBack(jobs.slice(fits));
-        jobs = jobs.slice(0, fits);
-      } else {
-        // Slots may have freed while the claim was in flight: start what fits, keep the rest.
-        const fits = this.freeSlots();
-        jobs.slice(0, fits).forEach((job) => this.dispatch(job));
-        this.buffer.add(jobs.slice(fits));
-      }
-      const asked = quotas.reduce((n, q) => n + q.limit, rotation ?? 0);
-      if (jobs.length >= asked) this.again = true; // there may be more
-      else if (rotation || quotas.some((q) => q.group !== undefined)) this.planner.invalidate(); // a group ran dry
+      if (jobs) {
+        this.recovered();
+        await this.deliver(jobs, followUp.planned);
+      } else this.again = true; // it did not commit: claim as the tick would have
     } catch (err) {
       this.failed(err);
+    } finally {
+      this.followUp = undefined;
+      this.ticking = undefined;
+      followUp.resolve();
+      if (this.again && this.accepting) this.ticking = this.loop();
     }
   }
 
@@ -374,21 +480,28 @@ export class SchedulerService {
     this.vitals.inFlight = this.inFlight.size;
     bump(this.inFlightByGroup, job.group, -1);
     bump(this.inFlightByType, job.type, -1);
-    this.trigger(); // the slot is free now; the result is written in the background
     const durationMs = Date.now() - startedAt;
-    if (outcome.kind === 'done') {
-      const written = await this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
-      if (this.lifecycle.active && written !== 'lost') this.lifecycle.attemptEnded(job, written, durationMs, written === 'done' ? undefined : 'the database refused the result');
-    } else if (outcome.kind === 'failed') {
-      const written = await this.finalizer.fail({
-        id: job.id,
-        error: outcome.error,
-        final: outcome.final,
-        retryDelayMs: retryDelayMs(job.attempts, this.options.retryBackoff),
-      });
-      if (this.lifecycle.active && written !== 'lost') this.lifecycle.attemptEnded(job, written, durationMs, outcome.error);
+    // Handed to the finalizer before the tick below, so that the tick sees a write queued that
+    // will end with this worker's claim (see tick).
+    let writing: Promise<FinalizeResult> | undefined;
+    if (outcome.kind === 'done') writing = this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
+    else if (outcome.kind === 'failed') {
+      const retryDelay = retryDelayMs(job.attempts, this.options.retryBackoff);
+      writing = this.finalizer.fail({ id: job.id, error: outcome.error, final: outcome.final, retryDelayMs: retryDelay });
     }
-    if (outcome.kind !== 'aborted') this.trigger(); // the written result may have been holding a slot
+    // Results past one batch's worth hold slots until written (see freeSlots).
+    const holdsSlot = this.finalizer.pending > Math.max(this.options.concurrency, this.options.prefetch);
+    this.trigger(); // the slot is free now; the result is written in the background
+    if (!writing) return;
+    const written = await writing;
+    if (this.lifecycle.active && written !== 'lost') {
+      const error = outcome.kind === 'failed' ? outcome.error : written === 'done' ? undefined : 'the database refused the result';
+      this.lifecycle.attemptEnded(job, written, durationMs, error);
+    }
+    // The written result may have been holding a slot (a cluster cap's, under `limits`), or made
+    // its job ready again. A done job's write that ended with this worker's claim needs no
+    // other: that claim came after the result, and sees everything it changed.
+    if (written !== 'done' || holdsSlot || !this.followUpsOn) this.trigger();
   }
 
   private reportProgress(id: number, percent: number, stage: string | undefined | null): void {
