@@ -140,7 +140,11 @@ export class FinalizeService {
 
   private async flushLoop(): Promise<void> {
     try {
-      while (this.queue.length) {
+      for (let first = true; this.queue.length; first = false) {
+        // Between batches, a turn of the event loop: a synchronous driver (SQLite) with a finalize
+        // that claims the next jobs would otherwise chain write → run → write in microtasks alone,
+        // and timers (heartbeats, lease renewal, shutdown) would wait until the queue ran dry.
+        if (!first) await new Promise((r) => setImmediate(r));
         const batch = takeBatch(this.queue, MAX_BATCH, this.batchBytes, bytesOf);
         this.writing = batch.length;
         await this.flushBatch(batch);
