@@ -1,10 +1,10 @@
 import { UnsupportedDatabaseError } from '../errors';
 import type { Dialect } from '../job-queue.options';
 
-/** Minimum versions: SKIP LOCKED, RETURNING, recursive CTEs, identity columns. */
+/** Minimum versions: SKIP LOCKED, RETURNING, recursive CTEs, identity columns, JSON_TABLE (MySQL 8.0.4, waiter polls). */
 export const MINIMUM = {
   postgres: [12, 0, 0],
-  mysql: [8, 0, 1],
+  mysql: [8, 0, 4],
   mariadb: [10, 6, 0],
   sqlite: [3, 35, 0],
 } as const;

@@ -10,7 +10,7 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { JobView } from '../job.types';
 import { SETTLED_CHANNEL } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
-import { waiterChunkSize } from './id-chunks';
+import { WAITER_CHUNK } from './id-chunks';
 import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 import { forEachPayloadId } from './settled-payload';
 import { sortByState } from './sort-by-state';
@@ -36,9 +36,9 @@ interface Entry extends Watch, JobWatchHandlers {
  * - every pending watch is in one map by job id;
  * - jobs settled by this process are looked up in that map (the `settled` event);
  * - on PostgreSQL, jobs settled anywhere arrive as notifications (sent by the settling process);
- * - a poll every `pollIntervalMs` asks which pending ids are settled, one statement per chunk
- *   of ids, answered by one row when nothing changed: the backstop, and the only path across
- *   processes on MySQL and SQLite;
+ * - a poll every `pollIntervalMs` asks which pending ids are settled or gone, one statement per
+ *   chunk of ids bound as one parameter, answered by no row when nothing changed: the
+ *   backstop, and the only path across processes on MySQL and SQLite;
  * - new watches are looked up in batches (all the `waitFor` calls of one tick share a statement),
  *   and so are timed-out ones, so their error carries the state the job is in at that moment.
  * At shutdown pending watches fail with `WaitForShutdownError` before the DataSource closes.
@@ -52,7 +52,6 @@ export class JobWaiters {
   private readonly toLookUp = new Set<number>();
   private readonly toFetch = new Set<number>();
   private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly chunk: number;
   private flushQueued = false;
   private flushing = false;
   private polling = false;
@@ -72,7 +71,6 @@ export class JobWaiters {
     private readonly events: JobQueueEvents,
     private readonly listener: PgNotifyListener,
   ) {
-    this.chunk = waiterChunkSize(options.dialect);
     events.on('settled', this.onSettled);
   }
 
@@ -240,7 +238,7 @@ export class JobWaiters {
         const fetches = new Set([...this.toFetch].filter((id) => this.registry.has(id)));
         this.toLookUp.clear();
         this.toFetch.clear();
-        for (const ids of chunked(lookups, this.chunk)) {
+        for (const ids of chunked(lookups, WAITER_CHUNK)) {
           try {
             this.counts.lookupQueries++;
             for (const id of await this.readStates(ids)) fetches.add(id);
@@ -248,7 +246,7 @@ export class JobWaiters {
             for (const id of ids) if (!fetches.has(id)) this.lookupFailed(id, err as Error);
           }
         }
-        for (const ids of chunked([...fetches], this.chunk)) {
+        for (const ids of chunked([...fetches], WAITER_CHUNK)) {
           try {
             this.counts.fetchQueries++;
             await this.resolveFrom(ids);
@@ -264,8 +262,8 @@ export class JobWaiters {
   }
 
   /**
-   * One poll round: which pending ids are settled, a statement per chunk; settled ones are read
-   * and resolved. A chunk with deleted jobs is read again in full (their waiters fail). On PostgreSQL, while LISTEN is up, notifications bring every settled job and
+   * One poll round: which pending ids are settled or gone, a statement per chunk; settled ones
+   * are read and resolved, the waiters of deleted jobs fail. On PostgreSQL, while LISTEN is up, notifications bring every settled job and
    * the round runs only every BACKSTOP_EVERY-th interval (for jobs deleted while waited for, and
    * anything unforeseen); `force` runs it now, after LISTEN (re)starts.
    */
@@ -280,15 +278,11 @@ export class JobWaiters {
     this.polling = true;
     this.counts.polls++;
     try {
-      for (const ids of chunked(this.registry.ids(), this.chunk)) {
+      for (const ids of chunked(this.registry.ids(), WAITER_CHUNK)) {
         if (this.closing) return;
         this.counts.pollQueries++;
-        const polled = await selectSettledAmong(this.connection.db, ids);
-        let settled = polled.settled;
-        if (polled.found < ids.length) {
-          this.counts.pollQueries++;
-          settled = await this.readStates(ids); // fails the waiters of deleted jobs
-        }
+        const { settled, missing } = await selectSettledAmong(this.connection.db, ids);
+        for (const id of missing) this.failAll(id, new JobNotFoundError(id));
         let any = false;
         for (const id of settled) {
           if (this.registry.has(id)) {

@@ -4,13 +4,26 @@ import type { Row, SqlExecutor } from '../database/sql-executor';
 import { TERMINAL_STATES } from '../job.types';
 
 /**
- * `id IN (…)` for one chunk of ids: on PostgreSQL a single array parameter (no planning of
- * thousands of parameters), sent as its text form (`{1,2,3}`: node-postgres would escape every
- * element of a number array one by one), elsewhere one parameter per id (callers chunk under
- * the bind limit).
+ * A chunk of ids as a one-column row source `w(id)`, bound as one parameter whatever its size:
+ * a bigint array on PostgreSQL (sent in its text form `{1,2,3}`: node-postgres would escape a
+ * number array element by element), a JSON array through `json_each` (SQLite) or `JSON_TABLE`
+ * (MySQL 8.0.4+, MariaDB 10.6+). One parameter instead of one per id: no bind limit, no
+ * statement text of 10,000 placeholders to build and parse, and on SQLite (whose statements
+ * run on the worker's own thread) a poll of 10,000 ids costs ~1–5 ms instead of ~15.
  */
+function idRows(executor: SqlExecutor, ids: readonly number[]): Sql {
+  switch (executor.dialect.name) {
+    case 'postgres':
+      return sql`unnest(${`{${ids.join(',')}}`}::bigint[]) AS w(id)`;
+    case 'sqlite':
+      return sql`(SELECT value AS id FROM json_each(${JSON.stringify(ids)})) AS w`;
+    default:
+      return sql`JSON_TABLE(${JSON.stringify(ids)}, '$[*]' COLUMNS (id BIGINT PATH '$')) AS w`;
+  }
+}
+
 function idIn(executor: SqlExecutor, ids: readonly number[]): Sql {
-  return executor.dialect.name === 'postgres' ? sql`id = ANY(${`{${ids.join(',')}}`}::bigint[])` : sql`id IN (${sql.list(ids)})`;
+  return executor.dialect.name === 'postgres' ? sql`id = ANY(${`{${ids.join(',')}}`}::bigint[])` : sql`id IN (SELECT id FROM ${idRows(executor, ids)})`;
 }
 
 const SETTLED = sql.raw(TERMINAL_STATES.map((s) => `'${s}'`).join(', '));
@@ -22,27 +35,24 @@ export async function selectJobStates(executor: SqlExecutor, ids: readonly numbe
 }
 
 export interface PolledChunk {
-  /** How many of the ids still exist (fewer than asked: some were deleted). */
-  found: number;
-  /** The settled ones among them. */
+  /** Done, failed or cancelled: to be read in full and resolved. */
   settled: number[];
+  /** No such job any more (removed by retention or by hand): their waiters fail. */
+  missing: number[];
 }
 
 /**
- * The poll of one chunk of pending ids: the settled ones and how many still exist, so a chunk
- * where nothing changed comes back as one row instead of a row per id (10,000 waiters polled
- * every interval would otherwise cost the worker a 10,000-row read per interval).
+ * The poll of one chunk of pending ids: only the ones that changed come back (settled, or gone),
+ * so a chunk where nothing changed is an empty result instead of a row per id. An outer join
+ * from the ids, with no window or count over them: one primary-key probe per id.
  */
 export async function selectSettledAmong(executor: SqlExecutor, ids: readonly number[]): Promise<PolledChunk> {
   const { rows } = await executor.run(sql`
-    SELECT id, state, found FROM (
-      SELECT id, state, COUNT(*) OVER () AS found, ROW_NUMBER() OVER () AS n FROM jobs WHERE ${idIn(executor, ids)}
-    ) polled
-    WHERE state IN (${SETTLED}) OR n = 1`);
-  return {
-    found: rows.length ? Number(rows[0].found) : 0,
-    settled: rows.filter((r) => TERMINAL_STATES.includes(r.state as never)).map((r) => Number(r.id)),
-  };
+    SELECT w.id AS id, j.state AS state FROM ${idRows(executor, ids)} LEFT JOIN jobs j ON j.id = w.id
+    WHERE j.id IS NULL OR j.state IN (${SETTLED})`);
+  const out: PolledChunk = { settled: [], missing: [] };
+  for (const r of rows) (r.state == null ? out.missing : out.settled).push(Number(r.id));
+  return out;
 }
 
 /** Whole rows of these jobs (to resolve their waiters with), one chunk at a time. */

@@ -5,6 +5,8 @@ describe('server version gate', () => {
   it.each([
     ['mysql', '8.0.36', 'MySQL', true],
     ['mysql', '8.0.0', 'MySQL', false],
+    ['mysql', '8.0.3-dmr', 'MySQL', false], // no JSON_TABLE before 8.0.4
+    ['mysql', '8.0.4', 'MySQL', true],
     ['mysql', '5.7.44-log', 'MySQL', false],
     ['mysql', '10.11.19-MariaDB-0+deb12u1', 'MariaDB', true],
     ['mysql', '10.6.0-MariaDB', 'MariaDB', true],
