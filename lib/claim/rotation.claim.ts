@@ -4,28 +4,24 @@ import type { ClaimRequest } from './claim-request';
 import type { ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { planRotation } from './rotation-plan';
-import { leaseJobsMovingCursor, lockRotationCursor, nextReadyGroups, saveRotationCursor } from './rotation.sql';
+import { leaseJobsMovingCursor, saveRotationCursor, walkRotation } from './rotation.sql';
 import { withinLimits, type LimitRoom } from './within-limits';
 
 /**
  * Claims `request.rotation` slots from the groups that follow the shared rotation cursor (see
  * planRotation), inside the caller's transaction, and moves the cursor past them. Cost: one
- * probe per group served (on SQLite and PostgreSQL a statement each, on MySQL all in one
- * procedure call), plus one statement for the groups given more than one slot, whatever the number
- * of groups; on MySQL the lease and the cursor's move are one statement. With `room` (caps), the
+ * probe per group served (on SQLite a statement each; on MySQL the cursor's lock and the whole
+ * walk are one procedure call), plus one statement for the groups given more than one slot,
+ * whatever the number of groups; on MySQL the lease and the cursor's move are one statement. With `room` (caps), the
  * candidates are trimmed to what fits; the cursor still moves on, so a group at its cap does
  * not hold up the others.
  */
 export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room?: LimitRoom): Promise<ClaimedJob[]> {
   const slots = request.rotation ?? 0;
   if (slots <= 0) return [];
-  const cursor = await lockRotationCursor(tx);
   // One more than the slots: the cursor's own group may have had its whole visit already.
-  const want = slots + 1;
-  const paused = request.excludeGroups ?? [];
-  const ahead = await nextReadyGroups(tx, request.types, cursor.group, want, undefined, true, paused);
-  const wrapped = ahead.length < want ? await nextReadyGroups(tx, request.types, '', want - ahead.length, ahead[0]?.group, true, paused) : [];
-  const probed = new Map([...ahead, ...wrapped].map((g) => [g.group, g]));
+  const { cursor, groups } = await walkRotation(tx, request.types, slots + 1, request.excludeGroups ?? []);
+  const probed = new Map(groups.map((g) => [g.group, g]));
   const weights = request.groupWeights ?? {};
   const plan = planRotation([...probed.values()].map((g) => ({ group: g.group, weight: weights[g.group] ?? g.weight })), cursor, slots);
   if (!plan.quotas.length) return [];

@@ -36,6 +36,38 @@ export async function leaseJobsMovingCursor(tx: SqlExecutor, request: ClaimReque
   return candidates.map((job) => ({ ...job, attempts: job.attempts + 1 }));
 }
 
+/** The walk of a rotation claim: the cursor, locked, and the groups after it, each with its next job locked. */
+export interface RotationWalk {
+  cursor: RotationCursor;
+  groups: ProbedGroup[];
+}
+
+/**
+ * Locks the cursor and walks up to `want` groups from it, wrapping round to the first groups
+ * (below the first one taken) when the walk runs out; paused groups are stepped over. On MySQL
+ * all of it is one call of `job_queue_rotation_walk` (MySQL migration 13), where it was two or
+ * three round trips; elsewhere the same steps as statements (PostgreSQL claims through its own
+ * function and does not come here).
+ */
+export async function walkRotation(tx: SqlExecutor, types: readonly string[], want: number, paused: readonly string[]): Promise<RotationWalk> {
+  if (tx.dialect.name === 'mysql') {
+    const { rows } = await tx.run(
+      sql`CALL job_queue_rotation_walk(${JSON.stringify(types)}, ${want}, ${paused.length ? JSON.stringify(paused) : null})`,
+    );
+    // mysql2 hands back a CALL's result sets (the cursor, then the jobs) followed by its status.
+    const sets = rows as unknown as Row[][];
+    const [cur] = sets[0];
+    return {
+      cursor: { group: String(cur.group_key ?? ''), served: Number(cur.served ?? 0) },
+      groups: sets[1].map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)), next: toClaimedJob(r) })),
+    };
+  }
+  const cursor = await lockRotationCursor(tx);
+  const ahead = await nextReadyGroups(tx, types, cursor.group, want, undefined, true, paused);
+  const wrapped = ahead.length < want ? await nextReadyGroups(tx, types, '', want - ahead.length, ahead[0]?.group, true, paused) : [];
+  return { cursor, groups: [...ahead, ...wrapped] };
+}
+
 /** A group found by the probe; with `lock`, also its next job, locked. */
 export interface ProbedGroup extends RotationGroup {
   next?: ClaimedJob;

@@ -39,6 +39,7 @@ import { JobQueueRateLimitsPostgres1767300000001 } from './postgres/176730000000
 import { JobQueueRateLimitsSqlite1767300000001 } from './sqlite/1767300000001-job-queue-rate-limits';
 import { JobQueueKeysMysql1767300000002 } from './mysql/1767300000002-job-queue-keys';
 import { JobQueueNextGroupsRunAfterMysql1767400000001 } from './mysql/1767400000001-job-queue-next-groups-run-after';
+import { JobQueueRotationWalkMysql1767500000001 } from './mysql/1767500000001-job-queue-rotation-walk';
 import { JobQueueKeysPostgres1767300000002 } from './postgres/1767300000002-job-queue-keys';
 import { JobQueueRotationNewVisitPostgres1767400000001 } from './postgres/1767400000001-job-queue-rotation-new-visit';
 import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
@@ -77,6 +78,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRateLimitsMysql1767300000001,
     JobQueueKeysMysql1767300000002,
     JobQueueNextGroupsRunAfterMysql1767400000001,
+    JobQueueRotationWalkMysql1767500000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
