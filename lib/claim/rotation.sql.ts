@@ -79,10 +79,8 @@ export interface ProbedGroup extends RotationGroup {
  * statement per group, each a read of the ready group index that stops at its first row, so
  * the cost follows the groups returned, however many groups and jobs lie elsewhere.
  *
- * With `lock` (inside a claim) each probe also returns that next job, locked with SKIP LOCKED
- * on PostgreSQL and MySQL: a group whose jobs other claimers hold is passed over, and a group
- * given one slot needs no second statement. On MySQL that walk is one call of a stored
- * procedure, so a claim's round trips do not grow with the groups it serves.
+ * With `lock` (inside a claim, on SQLite: MySQL walks in one procedure call, see walkRotation)
+ * each probe also returns that next job: a group given one slot needs no second statement.
  *
  * Not MIN(group_key), nor a recursive CTE: on a table not analyzed yet PostgreSQL aggregates
  * every ready row for MIN, and MariaDB walks the index from its start for a probe inside a
@@ -105,15 +103,6 @@ export async function nextReadyGroups(
       sql`SELECT group_key, weight FROM job_queue_ready_groups(${[...types]}::text[], ${from}::text, ${before ?? null}::text, ${max}::int)`,
     );
     return rows.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)) }));
-  }
-  if (d.name === 'mysql' && lock) {
-    // One round trip: the same walk, run by a stored procedure (MySQL migration 8).
-    const { rows } = await tx.run(
-      sql`CALL job_queue_next_groups(${JSON.stringify(types)}, ${from}, ${before ?? null}, ${max}, ${exclude.length ? JSON.stringify(exclude) : null})`,
-    );
-    // mysql2 hands back a CALL's result sets followed by its status.
-    const found = (Array.isArray(rows[0]) ? rows[0] : rows) as Row[];
-    return found.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)), next: toClaimedJob(r) }));
   }
   const index = readyIndexHint(d, '');
   const skip = new Set(exclude);

@@ -65,7 +65,8 @@ export function rotationWalkProcedure(columns: string): string {
  * single group is four: on MariaDB, where each round trip is most of a claim's cost, 1,000 groups
  * ran at ~0.77x of one group. Returns two result sets: the cursor (group_key, served) as read,
  * then the locked jobs with their weight, in walk order. p_types and p_exclude (paused groups,
- * stepped over) are JSON arrays of strings.
+ * stepped over) are JSON arrays of strings. job_queue_next_groups stays: processes of the
+ * previous version call it until a rolling upgrade has replaced them.
  */
 export class JobQueueRotationWalkMysql1767500000001 extends JobQueueMigration {
   readonly version = 13;
