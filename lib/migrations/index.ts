@@ -41,6 +41,7 @@ import { JobQueueKeysMysql1767300000002 } from './mysql/1767300000002-job-queue-
 import { JobQueueNextGroupsRunAfterMysql1767400000001 } from './mysql/1767400000001-job-queue-next-groups-run-after';
 import { JobQueueKeysPostgres1767300000002 } from './postgres/1767300000002-job-queue-keys';
 import { JobQueueRotationNewVisitPostgres1767400000001 } from './postgres/1767400000001-job-queue-rotation-new-visit';
+import { JobQueueTracedEnqueueOnePostgres1767500000001 } from './postgres/1767500000001-job-queue-traced-enqueue-one';
 import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -63,6 +64,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRateLimitsPostgres1767300000001,
     JobQueueKeysPostgres1767300000002,
     JobQueueRotationNewVisitPostgres1767400000001,
+    JobQueueTracedEnqueueOnePostgres1767500000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
