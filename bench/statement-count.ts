@@ -4,9 +4,12 @@
  * statement shape, for each phase apart: a batch enqueue (enqueueGraph, chunks of 1,000),
  * single `enqueue()` calls, and the worker's processing (pg-tracing's drain, concurrency 10).
  * Traced: JobQueueTracingModule and the bench's SDK (tracing-sdk.ts). A statement count is
- * independent of machine load, unlike the rates pg-tracing measures.
+ * independent of machine load, unlike the rates pg-tracing measures. Also the async resources
+ * (promises, timers) created per phase (the probe's polling included), each of which pays Node
+ * 20's AsyncLocalStorage hook once a context manager has run a context.
  */
 import 'reflect-metadata';
+import { createHook } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { DynamicModule } from '@nestjs/common';
@@ -23,6 +26,16 @@ function shape(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 90);
 }
 
+/** Async resources (promises, timers, immediates...) created per phase: each pays the AsyncLocalStorage hook once a context manager is active. */
+const resources = new Map<string, number>();
+createHook({
+  init(_id, type) {
+    if (phase === 'setup') return;
+    const key = `${phase}\t${type}`;
+    resources.set(key, (resources.get(key) ?? 0) + 1);
+  },
+}).enable();
+
 const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const config = args[0] as string | { text?: string } | undefined;
@@ -36,6 +49,7 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 
 async function measure(traced: boolean, jobs: number, singles: number): Promise<Map<string, number>> {
   counts.clear();
+  resources.clear();
   phase = 'setup';
   let modules: DynamicModule[] = [];
   let uninstall: (() => Promise<void>) | undefined;
@@ -76,12 +90,13 @@ async function measure(traced: boolean, jobs: number, singles: number): Promise<
   } finally {
     await uninstall?.();
   }
+  for (const [k, v] of resources) counts.set(`${k.split('\t')[0]}\t(async resource) ${k.split('\t')[1]}`, v);
   return new Map(counts);
 }
 
 function total(m: Map<string, number>, p: Phase): number {
   let n = 0;
-  for (const [k, v] of m) if (k.startsWith(`${p}\t`) && !k.includes('SELECT COUNT(*) FROM jobs WHERE state NOT IN')) n += v;
+  for (const [k, v] of m) if (k.startsWith(`${p}\t`) && !k.includes('(async resource)') && !k.includes('SELECT COUNT(*) FROM jobs WHERE state NOT IN')) n += v;
   return n;
 }
 
