@@ -460,7 +460,7 @@ export class SchedulerService {
   private attachTraces(jobs: ClaimedJob[]): Promise<void> | undefined {
     let unread: ClaimedJob[] | undefined;
     for (const job of jobs) {
-      if (job.creation?.upstreams === false) job.trace = { created: job.creation.created, upstream: [] };
+      if (job.creation?.upstreams === false) job.trace = { created: job.creation.created, upstream: NO_UPSTREAMS };
       else (unread ??= []).push(job);
     }
     if (!unread) return undefined;
@@ -526,7 +526,9 @@ export class SchedulerService {
   }
 }
 
-const NO_TRACE = { created: null, upstream: [] } as const;
+/** Shared by every attempt without upstreams (most of them): one array less per job. */
+const NO_UPSTREAMS: readonly [] = Object.freeze([]);
+const NO_TRACE = { created: null, upstream: NO_UPSTREAMS } as const;
 
 function bump(map: Map<string, number>, key: string, by: number): void {
   const n = (map.get(key) ?? 0) + by;
