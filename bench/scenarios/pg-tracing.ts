@@ -25,6 +25,12 @@ const SYSTEMS: SystemSpec[] = [
   },
   { key: 'traced', label: 'ours + tracing', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue traced', tracing: true }) },
   {
+    key: 'observed',
+    label: 'ours + tracing + metrics + @OnJobEvent(failed)',
+    dialect: 'postgres',
+    factory: ourSubject({ label: 'nestjs-sql-job-queue traced', tracing: true, observe: 'metrics' }),
+  },
+  {
     key: 'traced-10',
     label: 'ours + tracing, 10% sampled',
     dialect: 'postgres',
@@ -61,6 +67,7 @@ export const pgTracing: Scenario = {
         'SDK, tracing module not imported: the same SDK installed, JobQueueTracingModule not imported: the SDK\'s own cost while nothing has run in a context',
         'SDK, context manager active: the same, after one context.with() (what an app\'s first traced request does): from then on Node 20\'s AsyncLocalStorage hook costs every promise of the process',
         '10% sampled: ParentBasedSampler(TraceIdRatioBasedSampler(0.1)), the usual production head sampling; carriers are stored and claimed all the same',
+        'tracing + metrics + @OnJobEvent(failed): all of issue 12 as the sample app wires it (JobQueueMetricsModule with its own registry, a failed listener), traced',
         'tracing: JobQueueTracingModule.forRoot() (defaults: a producer span per enqueue call, a consumer span per attempt), @opentelemetry/sdk-trace-base BasicTracerProvider + BatchSpanProcessor (defaults) + a dropping exporter, AsyncLocalStorageContextManager, W3C propagator; installed only for the traced runs',
       ],
       tables: [table],
