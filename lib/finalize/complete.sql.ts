@@ -1,4 +1,3 @@
-import { postgresDialect } from '../database/dialects/postgres.dialect';
 import { jobColumns, toJobRecord, toJobView } from '../database/job-row';
 import { sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
@@ -108,30 +107,22 @@ export function completeWithDependentsPostgres(owner: string, items: Completion[
   const sorted = [...items].sort((a, b) => a.id - b.id);
   // Traced: the five-argument form (migration 15), which writes each attempt's carrier with its result.
   const carriers = hasCarriers(sorted) ? sql`, ${sorted.map((i) => i.carrier ?? null)}::text[]` : sql``;
-  const call = sql`job_queue_complete(${owner}, ${sorted.map((i) => i.id)}::bigint[],
+  const viewed = sorted.some((i) => i.wantsView);
+  if (viewed) {
+    // With a `completed` listener: the same complete, which also returns each completed row as
+    // written (kind 'view', migration 20); carriers may be NULL there.
+    const traced = hasCarriers(sorted) ? sql`${sorted.map((i) => i.carrier ?? null)}::text[]` : sql`NULL::text[]`;
+    return sql`SELECT * FROM job_queue_complete_views(${owner}, ${sorted.map((i) => i.id)}::bigint[],
+    ${sorted.map((i) => i.resultJson)}::text[], ${notify}, ${traced})`;
+  }
+  return sql`SELECT kind, job FROM job_queue_complete(${owner}, ${sorted.map((i) => i.id)}::bigint[],
     ${sorted.map((i) => i.resultJson)}::text[], ${notify}${carriers})`;
-  const viewed = sorted.filter((i) => i.wantsView).map((i) => i.id);
-  if (!viewed.length) return sql`SELECT kind, job FROM ${call}`;
-  // With a `completed` listener: the same call, plus a 'view' row per job it completed, in the one
-  // round trip. The outer query's snapshot predates the call's write, so it returns each row as
-  // it was before (completedView applies the write), and now() is the write's own time.
-  const columns = jobColumns(postgresDialect, 'j');
-  return sql`WITH c AS MATERIALIZED (SELECT kind, job FROM ${call})
-    SELECT c.kind, c.job, NULL::timestamptz AS completed_at, ${columns} FROM c LEFT JOIN jobs j ON false
-    UNION ALL
-    SELECT 'view', j.id, now(), ${columns} FROM jobs j
-      WHERE j.id = ANY (${viewed}::bigint[]) AND NOT EXISTS (SELECT 1 FROM c WHERE c.kind = 'refused' AND c.job = j.id)`;
 }
 
-/** The views in the rows of completeWithDependentsPostgres (kind 'view'). */
+/** The views in the rows of completeWithDependentsPostgres (kind 'view': the rows as written), for the completions that asked. */
 export function completedViewsPostgres(rows: Row[], items: Completion[], dialect: SqlExecutor['dialect']): Map<number, JobView> {
+  const wanted = new Set(items.filter((i) => i.wantsView).map((i) => i.id));
   const views = new Map<number, JobView>();
-  let byId: Map<number, Completion> | undefined;
-  for (const row of rows) {
-    if (row.kind !== 'view') continue;
-    byId ??= new Map(items.map((i) => [i.id, i]));
-    const item = byId.get(Number(row.id));
-    if (item) views.set(item.id, completedView(toJobRecord(row, dialect), item.resultJson, dialect.parseTime(row.completed_at)!));
-  }
+  for (const row of rows) if (row.kind === 'view' && wanted.has(Number(row.id))) views.set(Number(row.id), toJobView(toJobRecord(row, dialect)));
   return views;
 }

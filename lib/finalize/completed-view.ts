@@ -2,12 +2,12 @@ import { parseJson, toJobView, type JobRecord } from '../database/job-row';
 import type { JobView } from '../job.types';
 
 /**
- * The view of a job its complete just wrote, from the row as it was before that write (what a
- * statement that cannot see its own write returns: PostgreSQL's one-call complete, MySQL's
- * locking read) and the values the complete sets: `state`, `progress`, `result`, and the
- * database's time of the write as `finishedAt` and `updatedAt`. Every other column of the view is
- * one the complete leaves alone. The `SET` lists this mirrors: `job_queue_complete` (migrations
- * 13 and 15) and `completeJobs` (complete.sql.ts); change them together.
+ * The view of a job its complete just wrote, from the row as it was before that write (MySQL's
+ * locking read: MySQL has no UPDATE … RETURNING) and the values the complete sets: `state`,
+ * `progress`, `result`, and the database's time of the write as `finishedAt` and `updatedAt`.
+ * Every other column of the view is one the complete leaves alone. The `SET` this mirrors is
+ * `completedSet` in complete.sql.ts; change them together. (PostgreSQL and SQLite return the
+ * rows as written.)
  */
 export function completedView(before: JobRecord, resultJson: string, at: Date): JobView {
   return toJobView({ ...before, state: 'done', progress: 100, result: parseJson(resultJson), finishedAt: at, updatedAt: at });

@@ -42,6 +42,7 @@ import { JobQueueNextGroupsRunAfterMysql1767400000001 } from './mysql/1767400000
 import { JobQueueKeysPostgres1767300000002 } from './postgres/1767300000002-job-queue-keys';
 import { JobQueueRotationNewVisitPostgres1767400000001 } from './postgres/1767400000001-job-queue-rotation-new-visit';
 import { JobQueueTracedEnqueueOnePostgres1767500000001 } from './postgres/1767500000001-job-queue-traced-enqueue-one';
+import { JobQueueCompleteViewsPostgres1767500000002 } from './postgres/1767500000002-job-queue-complete-views';
 import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -65,6 +66,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueKeysPostgres1767300000002,
     JobQueueRotationNewVisitPostgres1767400000001,
     JobQueueTracedEnqueueOnePostgres1767500000001,
+    JobQueueCompleteViewsPostgres1767500000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
