@@ -36,6 +36,7 @@ import { AppTransactionGuard } from './enqueue/app-transaction.guard';
 import type { ScheduleInput } from './recurring/schedule-definition';
 import type { ScheduleView } from './recurring/schedule-view';
 import { JOB_QUEUE_INSTRUMENTATION, type JobQueueInstrumentation } from './instrumentation/job-queue.instrumentation';
+import { storedCreation } from './instrumentation/stored-trace';
 
 export type { WaitForOptions } from './waiters/job-waiters.service';
 
@@ -74,10 +75,19 @@ export class JobQueueService {
     const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false);
     await this.argsValidator.assertValid([input], false);
     const executor = options.manager ? this.db.executorFor(options.manager) : this.db;
-    // Traced enqueues take the general path below: the one-call function writes no carrier.
-    if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null && !this.instrumentation) {
-      // The common case in one statement: insert, notify, return the row.
-      const { rows } = await executor.run(insertOneJobPostgres(graph.jobs[0], this.options.listenNotify, jobColumns(this.db.dialect)));
+    if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null) {
+      // The common case in one statement: insert, notify, return the row; traced, with its carrier.
+      const job = graph.jobs[0];
+      const trace = this.instrumentation?.onEnqueue([{ type: job.type, group: job.group, ref: 'job', container: false }]);
+      let rows;
+      try {
+        const carrier = trace ? storedCreation(trace.carriers[0], false) : null;
+        ({ rows } = await executor.run(insertOneJobPostgres(job, this.options.listenNotify, jobColumns(this.db.dialect), carrier)));
+      } catch (err) {
+        trace?.end(null, err);
+        throw err;
+      }
+      trace?.end([Number(rows[0].id)]);
       if (!options.manager) this.events.wake();
       const view = toJobView(toJobRecord(rows[0], this.db.dialect));
       if (this.lifecycle.active) this.lifecycle.enqueued([view], options.manager, view);

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dialect } from 'nestjs-sql-job-queue';
 import { checkRun, type Verdict } from './correctness';
 import { CpuMeter, type CpuUse } from './cpu-meter';
+import { startCpuProfile } from './cpu-profile';
 import { withDatabase } from './databases';
 import { ExecutionLog, wallNow } from './execution-log';
 import { percentile } from './stats';
@@ -33,6 +34,7 @@ export async function measureThroughput(dialect: Dialect, factory: SubjectFactor
       const enqueueMs = wallNow() - t0;
       ExecutionLog.reset();
       const meter = CpuMeter.start(dialect, db.name);
+      const profile = await startCpuProfile(); // BENCH_CPU_PROF=dir: the processing phase's profile
       let end: number;
       let workerCpu0: number | undefined;
       try {
@@ -47,9 +49,11 @@ export async function measureThroughput(dialect: Dialect, factory: SubjectFactor
         });
       } catch (err) {
         await meter.stop(); // or its sampler process outlives the bench
+        await profile?.stop(`${subject.label}-failed`);
         throw err;
       }
       const cpu = await meter.stop();
+      await profile?.stop(subject.label);
       if (workerCpu0 !== undefined) cpu.workerUs = (await subject.workerCpuUs!()) - workerCpu0;
       const executions = await subject.executions();
       const verdict = checkRun({ expectedIds: ids, executions, ...(await subject.finalization()) });

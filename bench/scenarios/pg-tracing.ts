@@ -17,7 +17,19 @@ import { throughputTable, type SystemSpec } from '../lib/sets';
 const SYSTEMS: SystemSpec[] = [
   { key: 'ours', label: 'ours (defaults)', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue' }) },
   { key: 'sdk', label: 'ours + SDK, tracing module not imported', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue', tracing: 'sdk-only' }) },
+  {
+    key: 'sdk-active',
+    label: 'ours + SDK, its context manager active, tracing module not imported',
+    dialect: 'postgres',
+    factory: ourSubject({ label: 'nestjs-sql-job-queue', tracing: 'sdk-active' }),
+  },
   { key: 'traced', label: 'ours + tracing', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue traced', tracing: true }) },
+  {
+    key: 'observed',
+    label: 'ours + tracing + metrics + @OnJobEvent(failed)',
+    dialect: 'postgres',
+    factory: ourSubject({ label: 'nestjs-sql-job-queue traced', tracing: true, observe: 'metrics' }),
+  },
   {
     key: 'traced-10',
     label: 'ours + tracing, 10% sampled',
@@ -52,8 +64,10 @@ export const pgTracing: Scenario = {
       description: 'The cost of OpenTelemetry tracing with a real SDK: enqueue and processing rate of no-op jobs on PostgreSQL, plain vs traced, interleaved.',
       settings: [
         `${jobs} jobs per run, chunks of 1,000`,
-        'SDK, tracing module not imported: the same SDK installed, JobQueueTracingModule not imported: the SDK\'s own cost (chiefly its AsyncLocalStorage context manager, paid by every promise of the process)',
+        'SDK, tracing module not imported: the same SDK installed, JobQueueTracingModule not imported: the SDK\'s own cost while nothing has run in a context',
+        'SDK, context manager active: the same, after one context.with() (what an app\'s first traced request does): from then on Node 20\'s AsyncLocalStorage hook costs every promise of the process',
         '10% sampled: ParentBasedSampler(TraceIdRatioBasedSampler(0.1)), the usual production head sampling; carriers are stored and claimed all the same',
+        'tracing + metrics + @OnJobEvent(failed): all of issue 12 as the sample app wires it (JobQueueMetricsModule with its own registry, a failed listener), traced',
         'tracing: JobQueueTracingModule.forRoot() (defaults: a producer span per enqueue call, a consumer span per attempt), @opentelemetry/sdk-trace-base BasicTracerProvider + BatchSpanProcessor (defaults) + a dropping exporter, AsyncLocalStorageContextManager, W3C propagator; installed only for the traced runs',
       ],
       tables: [table],

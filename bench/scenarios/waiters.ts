@@ -16,15 +16,13 @@
  *    jobs that a worker in a child process runs; finished_at → waitFor resolves.
  * `BENCH_CPU_PROF=dir` writes a V8 CPU profile of each throughput run there (what the waiters cost, by function).
  */
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as ours from 'nestjs-sql-job-queue';
 import type { Dialect, GraphNode, JobQueueService } from 'nestjs-sql-job-queue';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import type { Sql } from '../../lib/database/sql';
 import { ChildWorker } from '../lib/child-worker';
+import { startCpuProfile } from '../lib/cpu-profile';
 import { withDatabase, type BenchDatabase } from '../lib/databases';
 import { ExecutionLog, wallNow } from '../lib/execution-log';
 import { cell, num, ratio } from '../lib/format';
@@ -153,7 +151,7 @@ async function measure(
       const held = await enqueueHeld(worker.queue, jobs);
       hold(future.map((id) => worker.queue.waitFor(id)));
       await registered(worker, waiters);
-      const profile = await startProfile();
+      const profile = await startCpuProfile();
       throughput = await processHeld(db, worker, held, statements);
       await profile?.stop(`${dialect}-${waiters}`);
       for (let i = 0; i < samples; i++) local.push(await sampleLatency(worker.queue, worker.queue));
@@ -299,23 +297,3 @@ async function remoteLatency(db: BenchDatabase, future: number[], samples: numbe
   }
 }
 
-/**
- * BENCH_CPU_PROF=dir: a V8 CPU profile of each throughput run (the release of the jobs to the
- * last one done, nothing of the setup), written as dir/<dialect>-<waiters>-<time>.cpuprofile.
- */
-async function startProfile(): Promise<{ stop(name: string): Promise<void> } | undefined> {
-  const dir = process.env.BENCH_CPU_PROF;
-  if (!dir) return undefined;
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 200 });
-  await session.post('Profiler.start');
-  return {
-    async stop(name) {
-      const { profile } = await session.post('Profiler.stop');
-      writeFileSync(join(dir, `${name}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}

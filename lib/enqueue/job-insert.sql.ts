@@ -205,8 +205,10 @@ export async function readAutoIncrementStep(db: SqlExecutor): Promise<number> {
  * inserts, NOTIFYs when asked and returns the row (one round trip, no explicit transaction, a
  * plan made once per session). This is the latency path of `enqueue()`.
  */
-export function insertOneJobPostgres(job: NormalizedJob, notify: boolean, columns: Sql): Sql {
+export function insertOneJobPostgres(job: NormalizedJob, notify: boolean, columns: Sql, traceContext?: string | null): Sql {
+  // Traced: the ten-argument overload (migration 19), which stores the carrier with the row.
+  const trace = traceContext != null ? sql`, ${traceContext}::text` : sql``;
   return sql`SELECT ${columns} FROM job_queue_enqueue_one(${job.type}, ${job.argsJson}, ${job.group}, ${job.weight}::int,
     ${job.priority}::int, ${job.runAfter ? job.runAfter.toISOString() : null}::timestamptz, ${job.maxAttempts}::int,
-    ${job.timeoutMs}::int, ${notify})`;
+    ${job.timeoutMs}::int, ${notify}${trace})`;
 }

@@ -37,6 +37,11 @@ export class JobLifecycle {
   private readonly appTransactions = new AppTransactionSignals((signals) => this.report(signals));
   /** A sink is registered: report sites build signals only then. */
   active = false;
+  /**
+   * A sink wants the view of each `completed` job: the finalize then returns the views of the
+   * jobs it completes (FinalizeService.completeWithView), so none is read after the commit.
+   */
+  viewsCompleted = false;
 
   constructor(
     private readonly db: JobQueueDatabase,
@@ -45,6 +50,7 @@ export class JobLifecycle {
 
   addSink(sink: JobSignalSink): void {
     this.sinks.push(sink);
+    this.viewsCompleted ||= sink.needsView('completed');
     if (!this.active) {
       this.active = true;
       this.events.on('settled', this.onSettled);
@@ -76,10 +82,10 @@ export class JobLifecycle {
     this.report([{ ...this.of(job, 'progress', Date.now()), percent, stage }]);
   }
 
-  /** The finalize of an attempt this process ran was committed with this outcome. */
-  attemptEnded(job: ClaimedJob, outcome: 'done' | 'retried' | 'failed', durationMs: number, error?: string): void {
+  /** The finalize of an attempt this process ran was committed with this outcome (`view`: the job's, if the finalize returned it). */
+  attemptEnded(job: ClaimedJob, outcome: 'done' | 'retried' | 'failed', durationMs: number, error?: string, view?: JobSignal['view']): void {
     const event = outcome === 'done' ? 'completed' : outcome === 'retried' ? 'retrying' : 'failed';
-    this.report([{ ...this.of(job, event, Date.now()), durationMs, error }]);
+    this.report([{ ...this.of(job, event, Date.now()), durationMs, error, view }]);
   }
 
   /** Jobs a sweep put back to `ready` (an expired lease, an overdue attempt); the error is the view's lastError. */

@@ -1,7 +1,10 @@
+import { jobColumns, toJobRecord, toJobView } from '../database/job-row';
 import { sql, type Sql } from '../database/sql';
-import type { SqlExecutor } from '../database/sql-executor';
+import type { Row, SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
+import type { JobView } from '../job.types';
 import { ownedBy } from '../lease/lease-guard.sql';
+import { completedView } from './completed-view';
 import { toSettled, type SettledJob } from './settled-job';
 
 export interface Completion {
@@ -11,6 +14,11 @@ export interface Completion {
   parentId: number | null;
   /** Tracing only (lib/instrumentation): the attempt's carrier, written with the result for dependents to link to. */
   carrier?: string | null;
+  /**
+   * A `completed` listener wants the job's view: the complete returns it (see completedView), so
+   * that the lifecycle need not read it back after the commit.
+   */
+  wantsView?: boolean;
 }
 
 /** Some completion carries a trace context; without tracing the statements are what they always were. */
@@ -25,32 +33,65 @@ function hasCarriers(items: readonly Completion[]): boolean {
  * reclaimed, cancelled or timed out by a sweep no longer matches and is left alone.
  * Returns the rows that passed the guard.
  */
-export async function completeJobs(tx: SqlExecutor, owner: string, items: Completion[]): Promise<SettledJob[]> {
+export async function completeJobs(
+  tx: SqlExecutor,
+  owner: string,
+  items: Completion[],
+  /** Filled with the views of the completed jobs that want one (Completion.wantsView). */
+  views?: Map<number, JobView>,
+): Promise<SettledJob[]> {
   if (!items.length) return [];
   const d = tx.dialect;
-  const now = d.now();
   const sorted = [...items].sort((a, b) => a.id - b.id);
-  const common = sql`state = 'done', progress = 100, finished_at = ${now}, lease_owner = NULL, lease_expires = NULL, updated_at = ${now}`;
+  const viewed = views !== undefined && sorted.some((i) => i.wantsView);
   const traced = hasCarriers(sorted);
+  const cases = d.name === 'postgres' ? undefined : sql.join(sorted.map((i) => sql`WHEN ${i.id} THEN ${i.resultJson}`), ' ');
+  const carrierCases = traced && cases ? sql.join(sorted.filter((i) => i.carrier).map((i) => sql`WHEN ${i.id} THEN ${i.carrier}`), ' ') : null;
+  const where = sql`id IN (${sql.list(sorted.map((i) => i.id))}) AND ${ownedBy(d, owner)}`;
+  if (viewed && !d.supportsReturning) {
+    // MySQL: the locking read returns the rows before the write, and the database's time, which
+    // the write then uses, so the views are exactly what a read after the commit would return.
+    const { rows } = await tx.run(sql`SELECT ${jobColumns(d)}, ${d.selectTime('UTC_TIMESTAMP(3)')} AS completed_at FROM jobs WHERE ${where} ORDER BY id FOR UPDATE`);
+    if (!rows.length) return [];
+    const at = String(rows[0].completed_at);
+    const set = sql`result = CASE id ${cases!} END, ${carrierCases ? sql`trace_context = CASE id ${carrierCases} ELSE trace_context END, ` : sql``}${completedSet(sql`${at}`)}`;
+    await tx.run(sql`UPDATE jobs SET ${set} WHERE id IN (${sql.list(rows.map((r) => r.id))})`);
+    const byId = new Map(sorted.map((i) => [i.id, i]));
+    for (const row of rows) {
+      const item = byId.get(Number(row.id))!;
+      if (item.wantsView) views.set(item.id, completedView(toJobRecord(row, d), item.resultJson, d.parseTime(at)!));
+    }
+    return rows.map((r) => toSettled(r, 'done'));
+  }
+  // RETURNING (PostgreSQL, SQLite) gives the rows as written: the views are the returned rows.
+  const returning = viewed ? sql`, ${jobColumns(d, d.name === 'postgres' ? 'jobs' : '')}` : sql``;
+  let rows: Row[];
   if (d.name === 'postgres') {
     const carriers = traced
       ? { set: sql`trace_context = COALESCE(v.carrier, jobs.trace_context), `, col: sql`, unnest(${sorted.map((i) => i.carrier ?? null)}::text[]) AS carrier` }
       : { set: sql``, col: sql`` };
-    const { rows } = await tx.run(sql`UPDATE jobs SET result = v.result, ${carriers.set}${common}
+    ({ rows } = await tx.run(sql`UPDATE jobs SET result = v.result, ${carriers.set}${completedSet(d.now())}
       FROM (SELECT unnest(${sorted.map((i) => i.id)}::bigint[]) AS id, unnest(${sorted.map((i) => i.resultJson)}::text[]) AS result${carriers.col}) v
       WHERE jobs.id = v.id AND ${ownedBy(d, owner, 'jobs')}
-      RETURNING jobs.id, jobs.parent_id`);
-    return rows.map((r) => toSettled(r, 'done'));
+      RETURNING jobs.id, jobs.parent_id${returning}`));
+  } else {
+    rows = await updateReturning(
+      tx,
+      sql`result = CASE id ${cases!} END, ${carrierCases ? sql`trace_context = CASE id ${carrierCases} ELSE trace_context END, ` : sql``}${completedSet(d.now())}`,
+      where,
+      sql`id, parent_id${returning}`,
+    );
   }
-  const cases = sql.join(sorted.map((i) => sql`WHEN ${i.id} THEN ${i.resultJson}`), ' ');
-  const carrierCases = traced ? sql.join(sorted.filter((i) => i.carrier).map((i) => sql`WHEN ${i.id} THEN ${i.carrier}`), ' ') : null;
-  const rows = await updateReturning(
-    tx,
-    sql`result = CASE id ${cases} END, ${carrierCases ? sql`trace_context = CASE id ${carrierCases} ELSE trace_context END, ` : sql``}${common}`,
-    sql`id IN (${sql.list(sorted.map((i) => i.id))}) AND ${ownedBy(d, owner)}`,
-    sql`id, parent_id`,
-  );
+  if (viewed) {
+    const wanted = new Set(sorted.filter((i) => i.wantsView).map((i) => i.id));
+    for (const row of rows) if (wanted.has(Number(row.id))) views.set(Number(row.id), toJobView(toJobRecord(row, d)));
+  }
   return rows.map((r) => toSettled(r, 'done'));
+}
+
+/** What a complete sets besides the result (and carrier); completedView mirrors it. */
+function completedSet(now: Sql): Sql {
+  return sql`state = 'done', progress = 100, finished_at = ${now}, lease_owner = NULL, lease_expires = NULL, updated_at = ${now}`;
 }
 
 /**
@@ -66,6 +107,22 @@ export function completeWithDependentsPostgres(owner: string, items: Completion[
   const sorted = [...items].sort((a, b) => a.id - b.id);
   // Traced: the five-argument form (migration 15), which writes each attempt's carrier with its result.
   const carriers = hasCarriers(sorted) ? sql`, ${sorted.map((i) => i.carrier ?? null)}::text[]` : sql``;
+  const viewed = sorted.some((i) => i.wantsView);
+  if (viewed) {
+    // With a `completed` listener: the same complete, which also returns each completed row as
+    // written (kind 'view', migration 20); carriers may be NULL there.
+    const traced = hasCarriers(sorted) ? sql`${sorted.map((i) => i.carrier ?? null)}::text[]` : sql`NULL::text[]`;
+    return sql`SELECT * FROM job_queue_complete_views(${owner}, ${sorted.map((i) => i.id)}::bigint[],
+    ${sorted.map((i) => i.resultJson)}::text[], ${notify}, ${traced})`;
+  }
   return sql`SELECT kind, job FROM job_queue_complete(${owner}, ${sorted.map((i) => i.id)}::bigint[],
     ${sorted.map((i) => i.resultJson)}::text[], ${notify}${carriers})`;
+}
+
+/** The views in the rows of completeWithDependentsPostgres (kind 'view': the rows as written), for the completions that asked. */
+export function completedViewsPostgres(rows: Row[], items: Completion[], dialect: SqlExecutor['dialect']): Map<number, JobView> {
+  const wanted = new Set(items.filter((i) => i.wantsView).map((i) => i.id));
+  const views = new Map<number, JobView>();
+  for (const row of rows) if (row.kind === 'view' && wanted.has(Number(row.id))) views.set(Number(row.id), toJobView(toJobRecord(row, dialect)));
+  return views;
 }

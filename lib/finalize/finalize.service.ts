@@ -11,7 +11,8 @@ import { notifyInTransaction } from '../notify/notify.sql';
 import { cascade } from './cascade.sql';
 import { behindSavepoint } from './claim-savepoint.sql';
 import type { FollowUpClaimer } from './follow-up-claim';
-import { completeJobs, completeWithDependentsPostgres, type Completion } from './complete.sql';
+import { completeJobs, completedViewsPostgres, completeWithDependentsPostgres, type Completion } from './complete.sql';
+import type { JobView } from '../job.types';
 import type { SettledJob } from './settled-job';
 import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
@@ -28,7 +29,8 @@ interface Pending {
   failure?: FailedAttempt;
   /** The attempt a completion ends (for the backoff if the database refuses its result). */
   attempt?: number;
-  resolve(result: FinalizeResult): void;
+  /** `view`: the completed job's, when its completion asked for one and the write returned it. */
+  resolve(result: FinalizeResult, view?: JobView): void;
 }
 
 interface WriteOutcome {
@@ -37,6 +39,8 @@ interface WriteOutcome {
   result: { settled: SettledJob[]; promoted: number; sliced?: number };
   /** The worker's claim that ended the transaction, after its promotions (see FollowUpClaimer). */
   claimed?: ClaimedJob[];
+  /** Views of completed jobs whose completion asked for one (Completion.wantsView). */
+  views?: Map<number, JobView>;
 }
 
 const MAX_BATCH = 500;
@@ -110,11 +114,26 @@ export class FinalizeService {
 
   /** `attempt` (1-based) sets the backoff should the database refuse the result. */
   complete(id: number, resultJson: string, parentId: number | null, attempt = 1, carrier?: string | null): Promise<FinalizeResult> {
-    return this.enqueue({ completion: carrier ? { id, resultJson, parentId, carrier } : { id, resultJson, parentId }, attempt });
+    return new Promise((resolve) => this.enqueue({ completion: carrier ? { id, resultJson, parentId, carrier } : { id, resultJson, parentId }, attempt, resolve }));
+  }
+
+  /**
+   * `complete` for a job whose `completed` event needs its view: the write returns it (no read
+   * after the commit). `view` is undefined when the job was not completed, or the write could not say.
+   */
+  completeWithView(
+    id: number,
+    resultJson: string,
+    parentId: number | null,
+    attempt = 1,
+    carrier?: string | null,
+  ): Promise<{ result: FinalizeResult; view?: JobView }> {
+    const completion: Completion = carrier ? { id, resultJson, parentId, carrier, wantsView: true } : { id, resultJson, parentId, wantsView: true };
+    return new Promise((resolve) => this.enqueue({ completion, attempt, resolve: (result, view) => resolve({ result, view }) }));
   }
 
   fail(attempt: FailedAttempt): Promise<FinalizeResult> {
-    return this.enqueue({ failure: attempt });
+    return new Promise((resolve) => this.enqueue({ failure: attempt, resolve }));
   }
 
   /** Results handed in and not yet written. */
@@ -130,12 +149,10 @@ export class FinalizeService {
     }
   }
 
-  private enqueue(item: Omit<Pending, 'resolve'>): Promise<FinalizeResult> {
-    return new Promise((resolve) => {
-      this.queue.push({ ...item, resolve });
-      // setImmediate: outcomes of handlers that finish in the same turn share a transaction.
-      if (!this.flushing) this.flushing = new Promise((r) => setImmediate(r)).then(() => this.flushLoop());
-    });
+  private enqueue(item: Pending): void {
+    this.queue.push(item);
+    // setImmediate: outcomes of handlers that finish in the same turn share a transaction.
+    if (!this.flushing) this.flushing = new Promise((r) => setImmediate(r)).then(() => this.flushLoop());
   }
 
   private async flushLoop(): Promise<void> {
@@ -165,7 +182,8 @@ export class FinalizeService {
     const done: SettledJob[] = [];
     const notified = this.options.listenNotify; // the statement announced them (SettledNotifier skips them)
     for (const c of completions) if (!refused.has(c.id)) done.push({ id: c.id, parentId: null, outcome: 'done', notified });
-    return { done, failed: { retried: [] as number[], failed: [] as SettledJob[] }, result: { settled: done, promoted } };
+    const views = completions.some((c) => c.wantsView) ? completedViewsPostgres(rows, completions, this.db.dialect) : undefined;
+    return { done, failed: { retried: [] as number[], failed: [] as SettledJob[] }, result: { settled: done, promoted }, views };
   }
 
   /** PostgreSQL, nothing but completions of jobs outside containers: one statement. */
@@ -185,19 +203,21 @@ export class FinalizeService {
     let outcome: WriteOutcome;
     try {
       outcome = await this.db.transaction(async (tx) => {
-        const done = await completeJobs(tx, owner, completions);
+        // A fresh map per attempt of the transaction: a retried one must not keep a rolled-back view.
+        const views = completions.some((c) => c.wantsView) ? new Map<number, JobView>() : undefined;
+        const done = await completeJobs(tx, owner, completions, views);
         const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
         const result = await cascade(tx, [...done, ...failed.failed]);
         if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-        if (!claimer) return { done, failed, result };
+        if (!claimer) return { done, failed, result, views };
         // Last, after the promotions: the claim sees every job this transaction made ready.
         this.claimPassed = true;
         const request = claimer.request();
-        if (!request) return { done, failed, result };
+        if (!request) return { done, failed, result, views };
         asked = true;
         const claim = await behindSavepoint(tx, () => this.claims.claimWithin(tx, request));
         if (!claim.ok) this.logger.warn(`the claim after a finalize failed (${quoteDbError(claim.error)}); the worker claims again on its own`);
-        return { done, failed, result, claimed: claim.ok ? claim.value : undefined };
+        return { done, failed, result, claimed: claim.ok ? claim.value : undefined, views };
       });
     } catch (err) {
       this.claimPassed = true;
@@ -247,7 +267,11 @@ export class FinalizeService {
     // A claim that ended the transaction came after the promotions: it was the wake's claim.
     if (outcome.result.promoted !== 0 && !outcome.claimed) this.events.wake();
     if (outcome.result.sliced) void this.promotions.resume(); // SQLite: the rest of a huge promotion, a slice per transaction
-    for (const p of items) p.resolve(status.get(idOf(p)) ?? 'lost');
+    for (const p of items) {
+      const id = idOf(p);
+      const result = status.get(id) ?? 'lost';
+      p.resolve(result, result === 'done' ? outcome.views?.get(id) : undefined);
+    }
   }
 
   private lose(items: Pending[]): void {

@@ -39,9 +39,11 @@ import { JobQueueRateLimitsPostgres1767300000001 } from './postgres/176730000000
 import { JobQueueRateLimitsSqlite1767300000001 } from './sqlite/1767300000001-job-queue-rate-limits';
 import { JobQueueKeysMysql1767300000002 } from './mysql/1767300000002-job-queue-keys';
 import { JobQueueNextGroupsRunAfterMysql1767400000001 } from './mysql/1767400000001-job-queue-next-groups-run-after';
-import { JobQueueRotationWalkMysql1767500000001 } from './mysql/1767500000001-job-queue-rotation-walk';
+import { JobQueueRotationWalkMysql1767600000001 } from './mysql/1767600000001-job-queue-rotation-walk';
 import { JobQueueKeysPostgres1767300000002 } from './postgres/1767300000002-job-queue-keys';
 import { JobQueueRotationNewVisitPostgres1767400000001 } from './postgres/1767400000001-job-queue-rotation-new-visit';
+import { JobQueueTracedEnqueueOnePostgres1767500000001 } from './postgres/1767500000001-job-queue-traced-enqueue-one';
+import { JobQueueCompleteViewsPostgres1767500000002 } from './postgres/1767500000002-job-queue-complete-views';
 import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -64,6 +66,8 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRateLimitsPostgres1767300000001,
     JobQueueKeysPostgres1767300000002,
     JobQueueRotationNewVisitPostgres1767400000001,
+    JobQueueTracedEnqueueOnePostgres1767500000001,
+    JobQueueCompleteViewsPostgres1767500000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -78,7 +82,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRateLimitsMysql1767300000001,
     JobQueueKeysMysql1767300000002,
     JobQueueNextGroupsRunAfterMysql1767400000001,
-    JobQueueRotationWalkMysql1767500000001,
+    JobQueueRotationWalkMysql1767600000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,

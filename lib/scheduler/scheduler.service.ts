@@ -21,6 +21,7 @@ import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
+import type { JobView } from '../job.types';
 import { JOB_QUEUE_INSTRUMENTATION, type AttemptOutcome, type JobQueueInstrumentation } from '../instrumentation/job-queue.instrumentation';
 import { readAttemptTraces } from '../instrumentation/trace-context.sql';
 import { WorkerVitals } from './worker-vitals';
@@ -460,7 +461,7 @@ export class SchedulerService {
   private attachTraces(jobs: ClaimedJob[]): Promise<void> | undefined {
     let unread: ClaimedJob[] | undefined;
     for (const job of jobs) {
-      if (job.creation?.upstreams === false) job.trace = { created: job.creation.created, upstream: [] };
+      if (job.creation?.upstreams === false) job.trace = { created: job.creation.created, upstream: NO_UPSTREAMS };
       else (unread ??= []).push(job);
     }
     if (!unread) return undefined;
@@ -484,8 +485,12 @@ export class SchedulerService {
     // Handed to the finalizer before the tick below, so that the tick sees a write queued that
     // will end with this worker's claim (see tick).
     let writing: Promise<FinalizeResult> | undefined;
-    if (outcome.kind === 'done') writing = this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
-    else if (outcome.kind === 'failed') {
+    let view: JobView | undefined;
+    if (outcome.kind === 'done') {
+      writing = this.lifecycle.viewsCompleted
+        ? this.finalizer.completeWithView(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier).then((w) => ((view = w.view), w.result))
+        : this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
+    } else if (outcome.kind === 'failed') {
       const retryDelay = retryDelayMs(job.attempts, this.options.retryBackoff);
       writing = this.finalizer.fail({ id: job.id, error: outcome.error, final: outcome.final, retryDelayMs: retryDelay });
     }
@@ -496,7 +501,7 @@ export class SchedulerService {
     const written = await writing;
     if (this.lifecycle.active && written !== 'lost') {
       const error = outcome.kind === 'failed' ? outcome.error : written === 'done' ? undefined : 'the database refused the result';
-      this.lifecycle.attemptEnded(job, written, durationMs, error);
+      this.lifecycle.attemptEnded(job, written, durationMs, error, view);
     }
     // The written result may have been holding a slot (a cluster cap's, under `limits`), or made
     // its job ready again. A done job's write that ended with this worker's claim needs no
@@ -526,7 +531,9 @@ export class SchedulerService {
   }
 }
 
-const NO_TRACE = { created: null, upstream: [] } as const;
+/** Shared by every attempt without upstreams (most of them): one array less per job. */
+const NO_UPSTREAMS: readonly [] = Object.freeze([]);
+const NO_TRACE = { created: null, upstream: NO_UPSTREAMS } as const;
 
 function bump(map: Map<string, number>, key: string, by: number): void {
   const n = (map.get(key) ?? 0) + by;

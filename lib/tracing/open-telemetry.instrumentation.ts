@@ -143,12 +143,14 @@ export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumenta
       parent,
     );
     const active = trace.setSpan(parent, span);
-    return context.with(active, run).then((outcome) => {
+    return context.with(active, run).then((outcome: AttemptOutcome) => {
       span.setAttribute(ATTR.outcome, attemptOutcome(outcome, job.attempts, job.maxAttempts));
       if (outcome.kind === 'failed') failed(span, outcome.cause ?? outcome.error);
       else if (outcome.kind === 'aborted') span.setAttribute(ATTR.abortReason, reasonName(outcome.reason));
       span.end();
-      return outcome.kind === 'done' ? { kind: 'done', resultJson: outcome.resultJson, carrier: spanCarrier(span.spanContext()) } : outcome;
+      // The attempt's own outcome object (runJob makes one per attempt): no copy per job.
+      if (outcome.kind === 'done') outcome.carrier = spanCarrier(span.spanContext());
+      return outcome;
     });
   }
 

@@ -76,6 +76,9 @@ export function w3cFields(spanContext: SpanContext): Record<string, string> {
 }
 
 function flagsHex(traceFlags: number): string {
+  // Sampled or not: the two values every span has, without formatting a number per carrier.
+  if (traceFlags === 1) return '01';
+  if (traceFlags === 0) return '00';
   return (traceFlags & 0xff).toString(16).padStart(2, '0');
 }
 

@@ -8,7 +8,14 @@ export interface SampleConfig {
   demo: boolean;
   /** DASHBOARD_TOKEN: the dashboard's password (HTTP Basic, any user name); null = loopback clients only. */
   dashboardToken: string | null;
+  /**
+   * SAMPLE_TRACING: where OpenTelemetry spans go (`console`, or `file:<path>` for one JSON line per
+   * span); null (unset, `0`, `off`) = no tracing, and nothing of OpenTelemetry is loaded.
+   */
+  tracing: SampleTracingTarget | null;
 }
+
+export type SampleTracingTarget = { exporter: 'console' } | { exporter: 'file'; path: string };
 
 /**
  * Fair-share weights per tenant (the group key). The demo tenants differ so the live view shows
@@ -19,7 +26,7 @@ export const TENANT_WEIGHTS: Record<string, number> = { acme: 3, globex: 1 };
 const SQLITE_DEFAULT = './jobs.sqlite';
 
 /**
- * Reads DATABASE_URL (unset: the embedded SQLite file), PORT and SAMPLE_DEMO. The dialect follows
+ * Reads DATABASE_URL (unset: the embedded SQLite file), PORT, SAMPLE_DEMO, DASHBOARD_TOKEN and SAMPLE_TRACING. The dialect follows
  * the URL's scheme, so switching databases needs no code change.
  */
 export function loadSampleConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
@@ -40,7 +47,16 @@ export function loadSampleConfig(env: NodeJS.ProcessEnv = process.env): SampleCo
     port: parsePort(env.PORT),
     demo: env.SAMPLE_DEMO !== '0' && env.SAMPLE_DEMO !== 'false',
     dashboardToken: parseDashboardToken(env.DASHBOARD_TOKEN),
+    tracing: parseTracing(env.SAMPLE_TRACING),
   };
+}
+
+function parseTracing(raw: string | undefined): SampleTracingTarget | null {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === '0' || value.toLowerCase() === 'off' || value.toLowerCase() === 'false') return null;
+  if (value.toLowerCase() === 'console') return { exporter: 'console' };
+  if (value.startsWith('file:') && value.length > 'file:'.length) return { exporter: 'file', path: value.slice('file:'.length) };
+  throw new Error(`SAMPLE_TRACING must be console, file:<path> (one JSON line per span) or off; received "${value}".`);
 }
 
 function databaseOptions(url: string | undefined): Pick<JobQueueModuleOptions, 'dialect' | 'url'> {

@@ -24,6 +24,14 @@ describe('sample app config', () => {
     expect(() => loadSampleConfig({ DATABASE_URL: 'jobs.sqlite' })).toThrow(/has no scheme/);
   });
 
+  it('reads SAMPLE_TRACING: off unless console or file:<path>', () => {
+    for (const off of [undefined, '', '0', 'off', 'false']) expect(loadSampleConfig({ SAMPLE_TRACING: off }).tracing).toBeNull();
+    expect(loadSampleConfig({ SAMPLE_TRACING: 'console' }).tracing).toEqual({ exporter: 'console' });
+    expect(loadSampleConfig({ SAMPLE_TRACING: 'file:./spans.jsonl' }).tracing).toEqual({ exporter: 'file', path: './spans.jsonl' });
+    expect(() => loadSampleConfig({ SAMPLE_TRACING: 'otlp' })).toThrow(/SAMPLE_TRACING must be console, file:<path>/);
+    expect(() => loadSampleConfig({ SAMPLE_TRACING: 'file:' })).toThrow(/SAMPLE_TRACING must be/);
+  });
+
   it('reads PORT and SAMPLE_DEMO', () => {
     expect(loadSampleConfig({ PORT: '8080', SAMPLE_DEMO: '0' })).toMatchObject({ port: 8080, demo: false });
     expect(() => loadSampleConfig({ PORT: 'http' })).toThrow(/PORT must be an integer/);

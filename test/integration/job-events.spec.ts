@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { InvalidJobEventListenerError, JOB_QUEUE_DATA_SOURCE, JobEventEmitterMissingError, JobLifecycle, JobQueueModule, JobQueueService, OnJobEvent, type GraphNode, type JobEventDetail, type JobView } from '../../lib';
+import { InvalidJobEventListenerError, JOB_QUEUE_DATA_SOURCE, JobContext, JobEventEmitterMissingError, JobHandler, JobLifecycle, JobQueueModule, JobQueueService, OnJobEvent, type GraphNode, type JobEventDetail, type JobView } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp } from '../support/queue-app';
 import { WorkerProcess } from '../support/worker-process';
@@ -29,6 +29,24 @@ class MainRecorder {
   }
   @OnJobEvent('enqueued') enqueued(job: JobView, d: JobEventDetail) { this.record(job, d); }
   @OnJobEvent('cancelled') cancelled(job: JobView, d: JobEventDetail) { this.record(job, d); }
+}
+
+/** Handlers and a `completed` listener in the test process itself, for the view the finalize returns. */
+@Injectable()
+class CompletedViews {
+  static heard: JobView[] = [];
+  static attempts = 0;
+  @JobHandler('ev-view')
+  async view(args: { n: number }, ctx: JobContext): Promise<{ n: number; doubled: number }> {
+    await ctx.progress(50, 'half');
+    return { n: args.n, doubled: args.n * 2 };
+  }
+  @JobHandler('ev-view-retry', { maxAttempts: 2 })
+  async retry(): Promise<string> {
+    if (++CompletedViews.attempts === 1) throw new Error('first attempt fails');
+    return 'second';
+  }
+  @OnJobEvent('completed') completed(job: JobView) { CompletedViews.heard.push(job); }
 }
 
 const TYPES = ['ev-ok', 'ev-flaky', 'ev-bad'];
@@ -147,6 +165,50 @@ describeDialects('@OnJobEvent lifecycle events', (db) => {
       expect(MainRecorder.heard.map((e) => [e.event, e.id])).toEqual([['enqueued', idInside]]);
       expect(await app.count()).toBe(1);
     } finally {
+      await app.close();
+    }
+  }, 60_000);
+
+  it('a completed listener gets the view the finalize wrote, with no read after the commit', async () => {
+    CompletedViews.heard = [];
+    CompletedViews.attempts = 0;
+    const app = await startQueueApp(db, { pollIntervalMs: 50, retryBackoff: { baseMs: 10, maxMs: 20 } }, [CompletedViews]);
+    // What each flush of the lifecycle would read after the commit: completed events it gets without their view.
+    const lifecycle = app.module.get(JobLifecycle) as unknown as { attachViews(batch: Array<{ event: string; id: number; view?: JobView }>): Promise<void> };
+    const attach = lifecycle.attachViews.bind(lifecycle);
+    const unviewed: number[] = [];
+    const spy = jest.spyOn(lifecycle, 'attachViews').mockImplementation((batch) => {
+      unviewed.push(...batch.filter((s) => s.event === 'completed' && !s.view).map((s) => s.id));
+      return attach(batch);
+    });
+    try {
+      await resetTables(app);
+      // Single jobs (PostgreSQL's one-call complete), jobs in a container (the transactional
+      // complete), and a retried job (its view carries the first attempt's error).
+      const singles = await Promise.all([1, 2, 3].map((n) => app.queue.enqueue({ type: 'ev-view', args: { n } })));
+      const graph = await app.queue.enqueueGraph([
+        { ref: 'box', type: 'ev-box' },
+        { ref: 'a', type: 'ev-view', parent: 'box', args: { n: 4 } },
+        { ref: 'b', type: 'ev-view', parent: 'box', dependsOn: ['a'], args: { n: 5 } },
+      ]);
+      const retried = await app.queue.enqueue({ type: 'ev-view-retry' });
+      const ids = [...singles.map((j) => j.id), graph.a, graph.b, retried.id];
+      for (const id of [...ids, graph.box]) await app.queue.waitFor(id, { timeoutMs: 20_000 });
+      await until(() => ids.every((id) => CompletedViews.heard.some((v) => v.id === id)), 10_000, 'the completed events');
+      await sleep(100);
+      for (const id of ids) {
+        const heard = CompletedViews.heard.filter((v) => v.id === id);
+        expect(heard).toHaveLength(1);
+        // Exactly what a read after the commit returns: the database's times, result, stage, error.
+        expect(heard[0]).toEqual(await app.queue.get(id));
+        expect(heard[0]).toMatchObject({ state: 'done', progress: 100 });
+      }
+      expect(CompletedViews.heard.find((v) => v.id === singles[0].id)).toMatchObject({ result: { n: 1, doubled: 2 }, currentStage: 'half' });
+      expect(CompletedViews.heard.find((v) => v.id === retried.id)).toMatchObject({ attempts: 2, lastError: expect.stringMatching(/first attempt fails/) });
+      // Only the container's roll-up (no attempt of this process's) is read after its commit.
+      expect(unviewed).toEqual([graph.box]);
+    } finally {
+      spy.mockRestore();
       await app.close();
     }
   }, 60_000);

@@ -19,19 +19,25 @@ export interface OurSubjectOptions {
    * Tracing on, in this process only (processes 0): JobQueueTracingModule in both apps and a real
    * SDK (see tracing-sdk.ts) installed for the run. Loaded only when asked, so the plain runs
    * never import @opentelemetry. `sdk-only`: the SDK installed, the tracing module not imported
-   * (what an app that traces other things pays without tracing its jobs).
+   * (what an app that traces other things pays without tracing its jobs). `sdk-active`: the same,
+   * with the context manager's AsyncLocalStorage once run (as the app's first traced request
+   * would): on Node 20 its async hook then taxes every promise of the process.
    */
-  tracing?: boolean | 'sdk-only';
+  tracing?: boolean | 'sdk-only' | 'sdk-active';
   /** With `tracing`: head sampling ratio of the SDK (default 1, every trace recorded). */
   tracingSampleRatio?: number;
   /** Observability on in the in-process apps (see Observe in our-app). */
   observe?: Observe;
 }
 
-async function loadTracing(sampleRatio?: number, sdkOnly = false): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
+async function loadTracing(sampleRatio?: number, mode: OurSubjectOptions['tracing'] = true): Promise<{ modules: DynamicModule[]; uninstall(): Promise<void> }> {
   const [{ JobQueueTracingModule }, { installBenchTracing }] = await Promise.all([import('nestjs-sql-job-queue/tracing'), import('./tracing-sdk')]);
   const sdk = installBenchTracing(sampleRatio);
-  return { modules: sdkOnly ? [] : [JobQueueTracingModule.forRoot()], uninstall: () => sdk.uninstall() };
+  if (mode === 'sdk-active') {
+    const { context, ROOT_CONTEXT } = await import('@opentelemetry/api');
+    context.with(ROOT_CONTEXT, () => undefined);
+  }
+  return { modules: mode === true ? [JobQueueTracingModule.forRoot()] : [], uninstall: () => sdk.uninstall() };
 }
 
 /**
@@ -54,7 +60,7 @@ export function ourSubject(o: OurSubjectOptions): SubjectFactory {
     return {
       label: o.label,
       async prepare() {
-        if (o.tracing) tracing = await loadTracing(o.tracingSampleRatio, o.tracing === 'sdk-only');
+        if (o.tracing) tracing = await loadTracing(o.tracingSampleRatio, o.tracing);
         enqueuer = await bootEnqueuer(db.dialect, db.location, tracing?.modules, o.observe); // runs the migrations
         probe = await db.probe();
         rows = new OurRows(probe, db.dialect);

@@ -68,9 +68,9 @@ export function rotationWalkProcedure(columns: string): string {
  * stepped over) are JSON arrays of strings. job_queue_next_groups stays: processes of the
  * previous version call it until a rolling upgrade has replaced them.
  */
-export class JobQueueRotationWalkMysql1767500000001 extends JobQueueMigration {
+export class JobQueueRotationWalkMysql1767600000001 extends JobQueueMigration {
   readonly version = 13;
-  readonly name = 'JobQueueRotationWalk1767500000001';
+  readonly name = 'JobQueueRotationWalk1767600000001';
   protected readonly upSql = [rotationWalkProcedure(`${V8_COLUMNS}, run_after, trace_context`)];
   protected readonly downSql = [`DROP PROCEDURE job_queue_rotation_walk`];
 }
