@@ -92,7 +92,11 @@ export class RateGate {
       if (grace === Infinity) return; // no window counts it
       const inMs = admittedAt[i] - this.nowMs;
       starts.set(job.id, { inMs, byMs: inMs + grace });
-      if (inMs > 0) ahead.set(admittedAt[i], [...(ahead.get(admittedAt[i]) ?? []), job.id]);
+      if (inMs > 0) {
+        const same = ahead.get(admittedAt[i]);
+        if (same) same.push(job.id);
+        else ahead.set(admittedAt[i], [job.id]);
+      }
     });
     for (const [at, ids] of ahead) await dateStarts(tx, ids, at);
     let claimAgainIn: number | undefined;

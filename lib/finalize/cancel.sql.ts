@@ -59,7 +59,10 @@ export async function cancelJobs(tx: SqlExecutor, given: readonly number[]): Pro
   for (const r of open) {
     const cause = causeOf.get(Number(r.id))!;
     const key = cause === Number(r.id) ? 0 : cause; // 0: the given jobs themselves
-    byCause.set(key, [...(byCause.get(key) ?? []), Number(r.id)]);
+    // push, not a copy per row: a 40,000-child container copied 800 million ids (68 s on SQLite).
+    const ids = byCause.get(key);
+    if (ids) ids.push(Number(r.id));
+    else byCause.set(key, [Number(r.id)]);
   }
   for (const [cause, ids] of byCause) {
     const message = cause === 0 ? 'cancelled' : `cancelled with its container, job ${cause}`;
