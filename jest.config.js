@@ -5,8 +5,9 @@
 module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  // Specs that restart the shared database servers run alone, in phase 2 (test/run-tests.cjs).
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/restart/'],
+  // Specs that restart the shared database servers, and the cross-process timing specs of
+  // test/alone/, run alone, in phase 2 (test/run-tests.cjs).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/restart/', '<rootDir>/test/alone/'],
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.spec.json' }] },

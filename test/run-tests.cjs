@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * `npm test`: phase 1 runs every spec in parallel, except those in test/restart/, which
- * restart the shared PostgreSQL and MariaDB servers; phase 2 runs those alone, one at a time.
+ * restart the shared PostgreSQL and MariaDB servers, and those in test/alone/, whose assertions
+ * are about time across worker processes (rate limits: a handler start more than 60 ms late is
+ * handed back, which costs rate when the OS leaves a worker unscheduled for that long, as six
+ * parallel spec files on two cores did); phase 2 runs those alone, one at a time.
  * Arguments go to both phases (`npm test -- test/integration/engine` runs phase 1 only,
- * `npm test -- test/restart` phase 2 only).
+ * `npm test -- test/restart test/alone` phase 2 only).
  */
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
@@ -24,8 +27,10 @@ for (let i = 0; i < args.length; i++) {
   else if (VALUE_FLAGS.has(args[i]) && i + 1 < args.length) flags.push(args[i], args[++i]);
   else flags.push(args[i]);
 }
-const restartPatterns = patterns.filter((p) => p.includes('restart'));
-const otherPatterns = patterns.filter((p) => !p.includes('restart'));
+const ALONE = ['test/restart/', 'test/alone/'];
+const isAlone = (p) => p.includes('restart') || p.includes('alone');
+const restartPatterns = patterns.filter(isAlone);
+const otherPatterns = patterns.filter((p) => !isAlone(p));
 
 function run(label, extra) {
   process.stdout.write(`\n=== ${label} ===\n`);
@@ -39,8 +44,8 @@ if (!patterns.length || otherPatterns.length) {
 }
 if (!patterns.length || restartPatterns.length) {
   // Patterns first: --testPathIgnorePatterns takes a list and would swallow what follows it.
-  const phase2 = run('phase 2: database restart specs, alone', [
-    ...(restartPatterns.length ? restartPatterns : ['test/restart/']),
+  const phase2 = run('phase 2: database restart and timing specs, alone', [
+    ...(restartPatterns.length ? restartPatterns : ALONE),
     ...flags,
     '--runInBand',
     '--testPathIgnorePatterns=/node_modules/',
