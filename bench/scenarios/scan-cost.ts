@@ -1,10 +1,11 @@
 /**
  * scan-cost — does the per-tick cost stay flat as the table grows? For each dialect, on a fresh
  * database holding (a) 1k done rows, (b) 1M done rows, (c) 100k waiting rows of a large DAG
+ * (d) 1M ready rows of a type no worker handles (a mixed backlog),
  * (filler written with bulk SQL, then ANALYZE), enqueue 1,000 ready no-op jobs and measure
  * 1. claim: ClaimService.claim of 10 at a time until all 1,000 are leased (latency per claim);
  * 2. drain: 1,000 fresh ready jobs, one worker at concurrency 10, first start → all finalized.
- * Reports (b)/(a) and (c)/(a). Filler is written once per case; runs repeat the measurements.
+ * Reports (b)/(a), (c)/(a) and (d)/(a). SCAN_COST_DIALECTS and SCAN_COST_CASES (e.g. a,d) narrow a run. Filler is written once per case; runs repeat the measurements.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dialect } from 'nestjs-sql-job-queue';
@@ -12,7 +13,7 @@ import { checkRun, FailureLog } from '../lib/correctness';
 import { withDatabase, type Probe } from '../lib/databases';
 import { ExecutionLog } from '../lib/execution-log';
 import { cell, num, ratio } from '../lib/format';
-import { analyze, fillDone, fillWaiting } from '../lib/ours/filler';
+import { analyze, fillDone, fillReady, fillWaiting } from '../lib/ours/filler';
 import { bootEnqueuer, bootOurs, enqueueNoops, ourOptions, type OurApp } from '../lib/ours/our-app';
 import { idRange, OurRows, ph } from '../lib/ours/our-rows';
 import type { ScenarioReport, Table } from '../lib/report';
@@ -21,18 +22,29 @@ import { percentile, RunSeries } from '../lib/stats';
 import { drainTimeout, waitUntilDrained } from '../lib/wait';
 
 interface Case {
-  key: 'a' | 'b' | 'c';
+  key: 'a' | 'b' | 'c' | 'd';
   label: (n: number) => string;
   rows: (quick: boolean) => number;
   fill: (probe: Probe, dialect: Dialect, count: number) => Promise<void>;
 }
 
-const CASES: Case[] = [
+const ALL_CASES: Case[] = [
   { key: 'a', label: (n) => `(a) ${num(n)} done`, rows: () => 1_000, fill: fillDone },
   { key: 'b', label: (n) => `(b) ${num(n)} done`, rows: (q) => (q ? 20_000 : 1_000_000), fill: fillDone },
   { key: 'c', label: (n) => `(c) ${num(n)} waiting (DAG)`, rows: (q) => (q ? 5_000 : 100_000), fill: fillWaiting },
+  { key: 'd', label: (n) => `(d) ${num(n)} ready, other type`, rows: (q) => (q ? 20_000 : 1_000_000), fill: fillReady },
 ];
-const DIALECTS: Dialect[] = ['postgres', 'mysql', 'sqlite'];
+const DIALECTS = envList('SCAN_COST_DIALECTS', ['postgres', 'mysql', 'sqlite']) as Dialect[];
+const CASES = envList('SCAN_COST_CASES', ['a', 'b', 'c', 'd']).map((k) => {
+  const c = ALL_CASES.find((x) => x.key === k);
+  if (!c) throw new Error(`SCAN_COST_CASES: unknown case ${k}`);
+  return c;
+});
+
+function envList(name: string, all: string[]): string[] {
+  const v = process.env[name];
+  return v ? v.split(',').map((s) => s.trim()).filter(Boolean) : all;
+}
 const CLAIM_BATCH = 10;
 
 export const scanCost: Scenario = {
@@ -169,6 +181,6 @@ function table(ctx: BenchContext, series: RunSeries, ready: number): Table {
     title: `Scan cost — ${num(ready)} ready jobs beside filler rows, median (min–max) of ${ctx.config.runs} run(s)`,
     columns: ['Dialect', 'Table also holds', 'Fill ms', `Claim ${CLAIM_BATCH} p50 ms`, `Claim ${CLAIM_BATCH} p95 ms`, `Drain ${num(ready)} ms`, 'Claim ÷ (a)', 'Drain ÷ (a)'],
     rows,
-    notes: ['Ratios near 1.00× mean the cost stays flat: the claim and the tick never walk done or waiting rows.'],
+    notes: ['Ratios near 1.00× mean the cost stays flat: the claim and the tick never walk done or waiting rows, nor ready rows of types the worker does not handle.'],
   };
 }

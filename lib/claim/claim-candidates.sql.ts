@@ -4,6 +4,7 @@ import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
 import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { claimableFilter, pausedGroupsFilter, readyIndexHint } from './lease-assignments';
+import { readyByTypeStatement, typeSlices } from './ready-by-type.sql';
 
 /**
  * The ready rows a claim would take, locked: exclusive `FOR UPDATE SKIP LOCKED` on PostgreSQL
@@ -11,7 +12,8 @@ import { claimableFilter, pausedGroupsFilter, readyIndexHint } from './lease-ass
  * both try to upgrade and deadlock); plain on SQLite, whose BEGIN IMMEDIATE already excludes
  * every other writer. The ORDER BY matches the ready index column for column, so the server
  * reads the index in order and stops at the LIMIT instead of sorting (and locking) every
- * match; on MySQL that is `(state, neg_priority, id)`.
+ * match; on MySQL that is `(state, group_key, neg_priority, id)` for a group's quota. A quota of
+ * any group reads each type's stretch of the ready index (readyByTypeStatement).
  */
 export function claimCandidatesStatement(
   d: SqlDialect,
@@ -20,6 +22,9 @@ export function claimCandidatesStatement(
   excludeGroups?: readonly string[],
   withTrace = false,
 ): Sql {
+  if (quota.group === undefined) {
+    return readyByTypeStatement(d, types, quota.limit, { columns: claimedColumns({ withTrace }), excludeGroups, lock: true });
+  }
   const order = d.name === 'mysql' ? sql`neg_priority, id` : sql`priority DESC, id`;
   const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
   return sql`SELECT ${claimedColumns({ withTrace })} FROM jobs${readyIndexHint(d, quota.group)}
@@ -31,11 +36,16 @@ export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimReque
   const found = new Map<number, ClaimedJob>();
   for (const quota of request.quotas) {
     if (quota.limit <= 0) continue;
-    const { rows } = await tx.run(claimCandidatesStatement(tx.dialect, request.types, quota, request.excludeGroups, request.withTrace));
-    for (const row of rows) {
-      const record = toClaimedJob(row);
-      found.set(record.id, record);
+    // An any-group quota over more types than one statement probes: the best of every slice's
+    // best, cut to the quota (the rows read beyond it stay locked until the claim commits).
+    const slices = quota.group === undefined ? typeSlices(tx.dialect, request.types) : [request.types];
+    const rows: ClaimedJob[] = [];
+    for (const types of slices) {
+      const result = await tx.run(claimCandidatesStatement(tx.dialect, types, quota, request.excludeGroups, request.withTrace));
+      for (const row of result.rows) rows.push(toClaimedJob(row));
     }
+    if (slices.length > 1) rows.sort((a, b) => b.priority - a.priority || a.id - b.id).splice(quota.limit);
+    for (const record of rows) found.set(record.id, record);
   }
   return [...found.values()];
 }

@@ -45,10 +45,11 @@ export function pausedGroupsFilter(dialect: SqlDialect, groups: readonly string[
 }
 
 /**
- * MySQL/SQLite: pins the claim to the ready index of its quota. Beside it, the query indexes
- * of find() (state, id), (type, id), (group_key, id) look attractive to these planners (an
- * equality on state, an index-merge with the group), and with them the claim would sort, and
- * on MySQL lock, every ready row. PostgreSQL's claim pins its plan by other means (migration 4).
+ * MySQL/SQLite: pins a group's claim to the ready group index. Beside it, the query indexes of
+ * find() (state, id), (type, id), (group_key, id) look attractive to these planners (an equality
+ * on state, an index-merge with the group), and with them the claim would sort, and on MySQL
+ * lock, every ready row. A claim of any group probes the ready index per type
+ * (ready-by-type.sql.ts). PostgreSQL's claim pins its plan by other means (migration 4).
  */
 export function readyIndexHint(dialect: SqlDialect, group: string | undefined): Sql {
   const index = group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_idx';

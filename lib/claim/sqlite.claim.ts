@@ -3,7 +3,10 @@ import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
 import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
+import { selectClaimCandidates } from './claim-candidates.sql';
 import { claimableFilter, leaseAssignments, pausedGroupsFilter, readyIndexHint } from './lease-assignments';
+import { leaseJobs } from './lease-jobs.sql';
+import { readyByTypeStatement, TYPES_PER_PROBE } from './ready-by-type.sql';
 
 /**
  * SQLite has no row locks (FOR UPDATE does nothing): the transaction is `BEGIN IMMEDIATE`,
@@ -12,6 +15,8 @@ import { claimableFilter, leaseAssignments, pausedGroupsFilter, readyIndexHint }
  */
 export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
   const d = tx.dialect;
+  // More types than one compound SELECT probes: select, then lease (still one transaction).
+  if (request.types.length > TYPES_PER_PROBE) return leaseJobs(tx, request, await selectClaimCandidates(tx, request));
   const claimed: ClaimedJob[] = [];
   for (const quota of request.quotas) {
     if (quota.limit <= 0) continue;
@@ -23,10 +28,13 @@ export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promi
 
 /** The claim of one quota, exported for EXPLAIN in tests. */
 export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
+  const pick =
+    quota.group === undefined
+      ? sql`SELECT id FROM (${readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority`, excludeGroups: request.excludeGroups, lock: false })})`
+      : sql`SELECT id FROM jobs${readyIndexHint(d, quota.group)} WHERE ${claimableFilter(d, request.types, quota.group)}${pausedGroupsFilter(d, request.excludeGroups)}
+      ORDER BY priority DESC, id LIMIT ${quota.limit}`;
   return sql`
     UPDATE jobs SET ${leaseAssignments(d, request)}
-    WHERE id IN (
-      SELECT id FROM jobs${readyIndexHint(d, quota.group)} WHERE ${claimableFilter(d, request.types, quota.group)}${pausedGroupsFilter(d, request.excludeGroups)}
-      ORDER BY priority DESC, id LIMIT ${quota.limit})
+    WHERE id IN (${pick})
     RETURNING ${claimedColumns(request)}`;
 }

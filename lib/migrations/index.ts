@@ -45,6 +45,9 @@ import { JobQueueRotationNewVisitPostgres1767400000001 } from './postgres/176740
 import { JobQueueTracedEnqueueOnePostgres1767500000001 } from './postgres/1767500000001-job-queue-traced-enqueue-one';
 import { JobQueueCompleteViewsPostgres1767500000002 } from './postgres/1767500000002-job-queue-complete-views';
 import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
+import { JobQueueReadyByTypeMysql1767700000001 } from './mysql/1767700000001-job-queue-ready-by-type';
+import { JobQueueReadyByTypePostgres1767700000001 } from './postgres/1767700000001-job-queue-ready-by-type';
+import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -68,6 +71,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRotationNewVisitPostgres1767400000001,
     JobQueueTracedEnqueueOnePostgres1767500000001,
     JobQueueCompleteViewsPostgres1767500000002,
+    JobQueueReadyByTypePostgres1767700000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -83,6 +87,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueKeysMysql1767300000002,
     JobQueueNextGroupsRunAfterMysql1767400000001,
     JobQueueRotationWalkMysql1767600000001,
+    JobQueueReadyByTypeMysql1767700000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -97,6 +102,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePromotionCursorSqlite1767200000001,
     JobQueueRateLimitsSqlite1767300000001,
     JobQueueKeysSqlite1767300000002,
+    JobQueueReadyByTypeSqlite1767700000001,
   ],
 };
 

@@ -30,7 +30,7 @@ async function fillDoneRows(app: QueueApp): Promise<void> {
  * EXPLAIN of a deployed PL/pgSQL function's one query, under the settings the function declares
  * (an EXPLAIN of the call itself shows only "Function Scan"). `args` are test-controlled literals.
  */
-async function explainFunctionBody(app: QueueApp, name: string, argTypes: string, args: string): Promise<{ plan: string; config: string[] }> {
+async function explainFunctionBody(app: QueueApp, name: string, argTypes: string, args: string, analyze = false): Promise<{ plan: string; config: string[] }> {
   const [fn] = await app.rows(`SELECT prosrc, proconfig FROM pg_proc WHERE proname = $1`, [name]);
   const config = (fn.proconfig ?? []) as string[];
   const runner = app.dataSource.createQueryRunner();
@@ -39,7 +39,7 @@ async function explainFunctionBody(app: QueueApp, name: string, argTypes: string
     for (const setting of config) await runner.query(`SET LOCAL ${setting}`);
     const query = /RETURN QUERY([\s\S]*?);\s*END/.exec(String(fn.prosrc))?.[1] ?? String(fn.prosrc); // the PL/pgSQL body's one query
     await runner.query(`PREPARE probe (${argTypes}) AS ${query}`);
-    const rows = await runner.query(`EXPLAIN EXECUTE probe (${args})`);
+    const rows = await runner.query(`EXPLAIN ${analyze ? '(ANALYZE) ' : ''}EXECUTE probe (${args})`);
     return { plan: rows.map((r: Record<string, unknown>) => Object.values(r).join(' ')).join('\n'), config };
   } finally {
     await runner.query(`ROLLBACK`);
@@ -58,6 +58,11 @@ async function explainClaimFunction(app: QueueApp, q: { groups: string[]; limits
   );
   expect(config).toEqual(expect.arrayContaining(['enable_bitmapscan=off', 'enable_sort=off', 'enable_seqscan=off', 'plan_cache_mode=force_generic_plan']));
   return plan;
+}
+
+/** The sort keys of every Sort node in a plan. */
+function sortKeys(plan: string): string[] {
+  return [...plan.matchAll(/Sort Key: (.*)/g)].map((m) => m[1].trim());
 }
 
 async function explain(app: QueueApp, statement: Sql): Promise<string> {
@@ -95,13 +100,17 @@ describeDialects('the claim reads the ready index only', (db) => {
     const d = db.dialect;
     if (d === 'postgres') {
       const plan = await explainClaimFunction(app, { groups: [], limits: [], any: 10 });
-      expect(plan).toMatch(/Index Scan using jobs_ready_idx on jobs/);
-      expect(plan).not.toMatch(/Seq Scan on jobs|Bitmap|Sort/);
-      expect(fresh).toMatch(/Index Scan using jobs_ready_idx on jobs/);
-      expect(fresh).not.toMatch(/Bitmap|Sort/);
+      // Each type's stretch of the ready index, in its order; the one sort is of the probes' rows.
+      for (const p of [plan, fresh]) {
+        expect(p).toMatch(/Index Scan using jobs_ready_idx on jobs \w+ .*\n\s+Index Cond: \(\(type\)::text = t\.type\)/);
+        expect(p).not.toMatch(/Seq Scan on jobs|Bitmap|JIT/);
+        expect(sortKeys(p)).toEqual(['p_1.priority DESC, p_1.id']);
+      }
       const groupPlan = await explainClaimFunction(app, { groups: ['g'], limits: [10], any: 0 });
       expect(groupPlan).toMatch(/Index Scan using jobs_ready_group_idx on jobs/);
-      expect(groupPlan).not.toMatch(/Seq Scan on jobs|Bitmap|Sort/);
+      expect(groupPlan).not.toMatch(/Seq Scan on jobs|Bitmap|JIT/);
+      // The only sort is the any-group probes' (idle here: its limit is 0), none in the group's walk.
+      expect(sortKeys(groupPlan)).toEqual(['p_1.priority DESC, p_1.id']);
     } else if (d === 'mysql') {
       const [plan] = await explainRows(app, claimCandidatesStatement(app.db.dialect, request.types, request.quotas[0]));
       expect(plan.key).toBe('jobs_ready_idx');
@@ -120,6 +129,115 @@ describeDialects('the claim reads the ready index only', (db) => {
   });
 
 });
+
+const BACKLOG = 200_000;
+
+/** `BACKLOG` ready rows of a type no worker here handles, older than every job the spec enqueues. */
+async function fillOtherReady(app: QueueApp): Promise<void> {
+  const d = app.db.dialect.name;
+  const cols = `type, args, state, run_after, created_at, updated_at`;
+  if (d === 'postgres') {
+    await app.rows(`INSERT INTO jobs (${cols}) SELECT 'other', 'null', 'ready', now(), now(), now() FROM generate_series(1, ${BACKLOG})`);
+    await app.rows(`ANALYZE jobs`);
+  } else if (d === 'sqlite') {
+    await app.rows(`WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${BACKLOG})
+      INSERT INTO jobs (${cols}) SELECT 'other', 'null', 'ready', '2026-01-01', '2026-01-01', '2026-01-01' FROM s`);
+    await app.rows(`ANALYZE`);
+  } else {
+    await app.rows(`INSERT INTO jobs (${cols}) VALUES ('other', 'null', 'ready', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`);
+    for (let have = 1; have < BACKLOG; have = Number((await app.rows(`SELECT COUNT(*) AS n FROM jobs`))[0].n)) {
+      await app.rows(`INSERT INTO jobs (${cols}) SELECT type, args, state, run_after, created_at, updated_at FROM jobs LIMIT ${Math.min(have, BACKLOG - have)}`);
+    }
+    await app.rows(`ANALYZE TABLE jobs`);
+  }
+}
+
+describeDialects('a claim reads no ready row of a type it does not handle', (db) => {
+  let app: QueueApp;
+  let claims: ClaimService;
+  const TYPES = Array.from({ length: 60 }, (_, i) => `t${i}`);
+
+  beforeAll(async () => {
+    app = await startQueueApp(db, { externalTypes: [...TYPES, 'other'] });
+    claims = app.module.get(ClaimService);
+    await fillOtherReady(app);
+  }, 300_000);
+  afterAll(() => app?.close());
+  beforeEach(() => app.rows(`DELETE FROM jobs WHERE type <> 'other'`));
+
+  it(`takes the best jobs across its types by priority, then age, past ${BACKLOG.toLocaleString('en')} ready jobs of another type`, async () => {
+    // t0..t2 interleaved with mixed priorities; the claim of 5 must be the global best five.
+    const nodes = Array.from({ length: 30 }, (_, i) => ({ ref: `n${i}`, type: `t${i % 3}`, priority: [0, 5, 1][i % 3] + (i === 29 ? 10 : 0) }));
+    const ids = await app.queue.enqueueGraph(nodes);
+    const expected = nodes
+      .map((n) => ({ id: ids[n.ref], priority: n.priority }))
+      .sort((a, b) => b.priority - a.priority || a.id - b.id)
+      .slice(0, 5)
+      .map((j) => j.id);
+    const got = await claims.claim({ owner: 'w', types: ['t0', 't1', 't2'], quotas: [{ limit: 5 }], leaseTtlMs: 30_000, start: true });
+    expect(got.map((j) => j.id)).toEqual(expected);
+    expect(await app.count(`type = 'other' AND state = 'ready'`)).toBe(BACKLOG);
+  });
+
+  it('over more types than one statement probes (60), still the global best', async () => {
+    // One job per type, the best in the last types, so that every slice has to be read.
+    const nodes = TYPES.map((type, i) => ({ ref: type, type, priority: i >= 55 ? 100 + i : i % 7 }));
+    const ids = await app.queue.enqueueGraph(nodes);
+    const expected = nodes
+      .map((n) => ({ id: ids[n.ref], priority: n.priority }))
+      .sort((a, b) => b.priority - a.priority || a.id - b.id)
+      .slice(0, 8)
+      .map((j) => j.id);
+    const got = await claims.claim({ owner: 'w', types: TYPES, quotas: [{ limit: 8 }], leaseTtlMs: 30_000, start: true });
+    expect(got.map((j) => j.id)).toEqual(expected);
+    // The rows read beyond the quota were released: the rest is claimable at once.
+    const rest = await claims.claim({ owner: 'w2', types: TYPES, quotas: [{ limit: 100 }], leaseTtlMs: 30_000, start: true });
+    expect(rest).toHaveLength(TYPES.length - 8);
+  });
+
+  it('reads at most its limit per type (the plan, and on MySQL the rows the server read)', async () => {
+    await app.queue.enqueueGraph(Array.from({ length: 50 }, (_, i) => ({ ref: `r${i}`, type: `t${i % 2}` })));
+    const d = app.db.dialect;
+    if (d.name === 'postgres') {
+      const { plan } = await explainFunctionBody(
+        app,
+        'job_queue_claim',
+        'text, text[], text[], int[], int, float8, boolean',
+        `'w', '{t0,t1}', '{}', '{}', 10, 30000, true`,
+        true,
+      );
+      const scans = [...plan.matchAll(/Index Scan using jobs_ready_idx on jobs \w+ .*actual time=[\d.]+\.\.[\d.]+ rows=(\d+) loops=(\d+)/g)];
+      expect(scans).toHaveLength(1);
+      expect(Number(scans[0][1]) * Number(scans[0][2])).toBeLessThanOrEqual(20); // two probes of at most 10
+      expect(plan).not.toMatch(/Rows Removed by Filter/);
+    } else if (d.name === 'mysql') {
+      const runner = app.dataSource.createQueryRunner();
+      try {
+        await runner.query('BEGIN');
+        const read = async () => {
+          const rows: Array<{ Variable_name: string; Value: string }> = await runner.query(`SHOW SESSION STATUS LIKE 'Handler_read%'`);
+          return rows.reduce((n, r) => n + Number(r.Value), 0);
+        };
+        const before = await read();
+        const { text, params } = claimCandidatesStatement(d, ['t0', 't1'], { limit: 10 }).render('mysql');
+        const rows = await runner.query(text, params);
+        const after = await read();
+        expect(rows).toHaveLength(10);
+        // Two arms of at most 10 rows each, plus the index dives and the status query itself.
+        expect(after - before).toBeLessThan(100);
+      } finally {
+        await runner.query('ROLLBACK');
+        await runner.release();
+      }
+    } else {
+      const plan = await explain(app, sqliteClaimStatement(d, { ...request2, types: ['t0', 't1'] }, { limit: 10 }));
+      expect(plan).toMatch(/USING INDEX jobs_ready_idx \(type=\?\)/);
+      expect(plan).not.toMatch(/SCAN jobs/);
+    }
+  });
+});
+
+const request2: ClaimRequest = { owner: 'w', types: ['t0'], quotas: [{ limit: 10 }], leaseTtlMs: 30_000, start: true };
 
 // The finalize side of the same planner problem; PostgreSQL only, where it was found.
 describeDialects(

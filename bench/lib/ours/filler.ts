@@ -22,6 +22,18 @@ export async function fillDone(probe: Probe, dialect: Dialect, count: number): P
 }
 
 /**
+ * Ready rows of a type no bench worker handles ('filler'), older than anything the bench enqueues
+ * and of the same priority: the backlog of another team's job type that a worker handling only
+ * its own types must step over.
+ */
+export async function fillReady(probe: Probe, dialect: Dialect, count: number): Promise<void> {
+  const now = NOW[dialect];
+  const cols = `type, args, state, group_key, weight, priority, run_after, attempts, max_attempts, created_at, updated_at`;
+  const vals = `'filler', '{}', 'ready', 'default', 1, 0, ${now}, 0, 3, ${now}, ${now}`;
+  await bulkInsert(probe, dialect, cols, vals, count);
+}
+
+/**
  * Waiting rows of a large DAG: job i depends on i−1 and i−10 (where those are filler too), so
  * the rows form interleaved chains whose heads never become ready. Nothing ever promotes them.
  */
