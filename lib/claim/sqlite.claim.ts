@@ -4,7 +4,7 @@ import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
 import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { selectClaimCandidates } from './claim-candidates.sql';
-import { claimableFilter, leaseAssignments, pausedGroupsFilter, readyIndexHint } from './lease-assignments';
+import { leaseAssignments } from './lease-assignments';
 import { leaseJobs } from './lease-jobs.sql';
 import { readyByTypeStatement, TYPES_PER_PROBE } from './ready-by-type.sql';
 
@@ -28,13 +28,14 @@ export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promi
 
 /** The claim of one quota, exported for EXPLAIN in tests. */
 export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
-  const pick =
-    quota.group === undefined
-      ? sql`SELECT id FROM (${readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority`, excludeGroups: request.excludeGroups, lock: false })})`
-      : sql`SELECT id FROM jobs${readyIndexHint(d, quota.group)} WHERE ${claimableFilter(d, request.types, quota.group)}${pausedGroupsFilter(d, request.excludeGroups)}
-      ORDER BY priority DESC, id LIMIT ${quota.limit}`;
+  const pick = readyByTypeStatement(d, request.types, quota.limit, {
+    columns: sql`id, priority`,
+    group: quota.group,
+    excludeGroups: request.excludeGroups,
+    lock: false,
+  });
   return sql`
     UPDATE jobs SET ${leaseAssignments(d, request)}
-    WHERE id IN (${pick})
+    WHERE id IN (SELECT id FROM (${pick}))
     RETURNING ${claimedColumns(request)}`;
 }

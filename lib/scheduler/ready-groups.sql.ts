@@ -9,9 +9,10 @@ export interface ReadyGroup {
 
 /**
  * The first `max` groups (in key order) that have claimable jobs of these types, with the
- * weight of each group's next job: a loose index scan, one probe per group returned. The
- * planner asks for one more than its concurrency, only to learn whether the groups fit in its
- * slots; the cost does not grow with the number of groups.
+ * weight of each group's next job: a loose index scan over the ready rows' (group, type) pairs,
+ * so the cost follows the groups and their types, never the jobs (nextReadyGroups). The planner
+ * asks for one more than its concurrency, only to learn whether the groups fit in its slots,
+ * every 250 ms while the worker is busy.
  */
 export function readyGroups(db: SqlExecutor, types: readonly string[], max: number): Promise<ReadyGroup[]> {
   return nextReadyGroups(db, types, '', max);

@@ -1,15 +1,113 @@
 import { JobQueueMigration } from '../job-queue-migration';
+import { V8_COLUMNS } from './1766500000001-job-queue-next-groups-procedure';
+import { rotationWalkProcedure } from './1767600000001-job-queue-rotation-walk';
+
+const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 
 /**
- * The ready index by type: (state, type, neg_priority, id), so that a claim reads each of its
- * types from its own stretch (one UNION arm per type, lib/claim/ready-by-type.sql.ts) and never a
- * row of a type it does not handle. Same name as before, for the FORCE INDEX hints of processes
- * still on the previous version during a rolling upgrade. See the PostgreSQL migration of the
- * same name.
+ * The rotation walk by (group, type) pairs of the ready rows: one probe per pair, and for a pair
+ * of the worker's types a locked read of its next job due now; a group's next job is the best of
+ * those heads (the others stay locked until the claim commits). Before, each group's probe read
+ * the group's rows in priority order until one had a handled type. Same calls and result sets
+ * as migration 13's procedure.
+ */
+function pairWalkProcedure(columns: string): string {
+  const pair = (past: string) => `SELECT group_key, type INTO v_group, v_type FROM jobs FORCE INDEX (jobs_ready_group_type_idx)
+            WHERE state = 'ready' AND ${past} AND (v_before IS NULL OR group_key < v_before)
+            ORDER BY group_key, type LIMIT 1`;
+  return `CREATE PROCEDURE job_queue_rotation_walk(IN p_types TEXT, IN p_max INT, IN p_exclude TEXT)
+    BEGIN
+      DECLARE v_cur ${GROUP} DEFAULT '';
+      DECLARE v_served INT DEFAULT 0;
+      DECLARE v_from ${GROUP};
+      DECLARE v_before ${GROUP} DEFAULT NULL;
+      DECLARE v_head ${GROUP} DEFAULT NULL;
+      DECLARE v_group ${GROUP};
+      DECLARE v_type ${GROUP};
+      DECLARE v_prev_group ${GROUP};
+      DECLARE v_prev_type ${GROUP};
+      DECLARE v_in ${GROUP} DEFAULT NULL;
+      DECLARE v_best BIGINT DEFAULT NULL;
+      DECLARE v_best_np INT;
+      DECLARE v_id BIGINT;
+      DECLARE v_np INT;
+      DECLARE v_ids TEXT DEFAULT '';
+      DECLARE v_found INT DEFAULT 0;
+      DECLARE v_pass INT DEFAULT 1;
+      DECLARE v_first BOOLEAN DEFAULT TRUE;
+      -- No row yet: the defaults stand for a cursor at the start ('' and 0).
+      SELECT group_key, served INTO v_cur, v_served FROM job_queue_rotation WHERE name = 'fair-share' FOR UPDATE;
+      SET v_from = v_cur;
+      walk: LOOP
+        SET v_group = NULL;
+        IF v_first THEN
+          ${pair('group_key >= v_from')};
+          SET v_first = FALSE;
+        ELSE
+          ${pair('(group_key > v_prev_group OR (group_key = v_prev_group AND type > v_prev_type))')};
+        END IF;
+        -- The group being read is complete: take its best head, if any.
+        IF v_in IS NOT NULL AND (v_group IS NULL OR v_group <> v_in) THEN
+          IF v_best IS NOT NULL THEN
+            IF v_pass = 1 AND v_head IS NULL THEN SET v_head = v_in; END IF;
+            SET v_ids = CONCAT(v_ids, IF(v_ids = '', '', ','), v_best);
+            SET v_found = v_found + 1;
+          END IF;
+          SET v_in = NULL, v_best = NULL;
+          IF v_found >= p_max THEN LEAVE walk; END IF;
+        END IF;
+        IF v_group IS NULL THEN
+          IF v_pass = 2 THEN LEAVE walk; END IF;
+          -- Wrap round: from the first group, below the first one this walk took.
+          SET v_pass = 2, v_from = '', v_before = v_head, v_first = TRUE;
+          ITERATE walk;
+        END IF;
+        SET v_in = v_group;
+        IF JSON_CONTAINS(p_types, JSON_QUOTE(v_type)) AND (p_exclude IS NULL OR NOT JSON_CONTAINS(p_exclude, JSON_QUOTE(v_group))) THEN
+          SET v_id = NULL;
+          SELECT id, neg_priority INTO v_id, v_np FROM jobs FORCE INDEX (jobs_ready_group_type_idx)
+            WHERE state = 'ready' AND group_key = v_group AND type = v_type AND run_after <= UTC_TIMESTAMP(3)
+            ORDER BY neg_priority, id LIMIT 1 FOR UPDATE SKIP LOCKED;
+          IF v_id IS NOT NULL AND (v_best IS NULL OR v_np < v_best_np OR (v_np = v_best_np AND v_id < v_best)) THEN
+            SET v_best = v_id, v_best_np = v_np;
+          END IF;
+        END IF;
+        SET v_prev_group = v_group, v_prev_type = v_type;
+      END LOOP;
+      SELECT v_cur AS group_key, v_served AS served;
+      -- In walk order (the cursor's groups, then the wrapped ones); a locking read of rows this
+      -- transaction holds already, so it reads their latest version.
+      SET @job_queue_rotation_walk = CONCAT(
+        'SELECT ${columns} FROM jobs WHERE ',
+        IF(v_ids = '', 'FALSE', CONCAT('id IN (', v_ids, ') ORDER BY FIELD(id, ', v_ids, ')')), ' FOR UPDATE');
+      PREPARE job_queue_rotation_walk_stmt FROM @job_queue_rotation_walk;
+      EXECUTE job_queue_rotation_walk_stmt;
+      DEALLOCATE PREPARE job_queue_rotation_walk_stmt;
+    END`;
+}
+
+/**
+ * The ready indexes by type: `jobs_ready_idx` becomes (state, type, neg_priority, id), so that a
+ * claim of any group reads each of its types from its own stretch (one UNION arm per type,
+ * lib/claim/ready-by-type.sql.ts) and never a row of a type it does not handle; the same name as
+ * before, for the FORCE INDEX hints of processes still on the previous version during a rolling
+ * upgrade. `jobs_ready_group_type_idx` (state, group_key, type, neg_priority, id) serves a
+ * group's quota the same way and the walks of the groups, by (group, type) pairs: the slot
+ * planner's (lib/claim/rotation.sql.ts, nextReadyGroups) and the rotation's, below.
+ * See the PostgreSQL migration of the same name.
  */
 export class JobQueueReadyByTypeMysql1767700000001 extends JobQueueMigration {
   readonly version = 14;
   readonly name = 'JobQueueReadyByType1767700000001';
-  protected readonly upSql = [`ALTER TABLE jobs DROP KEY jobs_ready_idx, ADD KEY jobs_ready_idx (state, type, neg_priority, id)`];
-  protected readonly downSql = [`ALTER TABLE jobs DROP KEY jobs_ready_idx, ADD KEY jobs_ready_idx (state, neg_priority, id)`];
+  protected readonly upSql = [
+    `ALTER TABLE jobs DROP KEY jobs_ready_idx, ADD KEY jobs_ready_idx (state, type, neg_priority, id),
+      ADD KEY jobs_ready_group_type_idx (state, group_key, type, neg_priority, id)`,
+    `DROP PROCEDURE job_queue_rotation_walk`,
+    pairWalkProcedure(`${V8_COLUMNS}, run_after, trace_context`),
+  ];
+  protected readonly downSql = [
+    `DROP PROCEDURE job_queue_rotation_walk`,
+    rotationWalkProcedure(`${V8_COLUMNS}, run_after, trace_context`),
+    `ALTER TABLE jobs DROP KEY jobs_ready_group_type_idx, DROP KEY jobs_ready_idx, ADD KEY jobs_ready_idx (state, neg_priority, id)`,
+  ];
 }
