@@ -43,7 +43,7 @@ export function readyByTypeStatement(d: SqlDialect, types: readonly string[], li
   // A group's quota: its rows of the type, from the (group, type) ready index; paused groups
   // are never named by a quota.
   const where = probe.group === undefined ? pausedGroupsFilter(d, probe.excludeGroups) : sql` AND group_key = ${probe.group}`;
-  const index = probe.group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_type_idx';
+  const index = probe.group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_idx';
   if (d.name === 'postgres') {
     if (types.length === 1) return arm(d, index, probe.columns, sql`${types[0]}`, where, limit, lock);
     // One LATERAL probe per type; `type = q.type` is an index condition of the ready index, whose

@@ -78,7 +78,7 @@ export interface ProbedGroup extends RotationGroup {
 /**
  * Up to `max` groups with claimable jobs of these types, in group order from `from` (inclusive)
  * and below `before` if given, each with the weight of its next job: a loose index scan over the
- * (group, type) pairs of the ready rows (`jobs_ready_group_type_idx`), one statement per pair,
+ * (group, type) pairs of the ready rows (`jobs_ready_group_idx`), one statement per pair,
  * plus one for a pair of these types to find its next job due now. So the cost follows the groups
  * and the types in them, however many jobs lie in them: another worker's backlog of a million
  * ready jobs in a group is one pair (reading it row by row took 1.3 s per walk on MariaDB).
@@ -147,8 +147,8 @@ async function groupHead(tx: SqlExecutor, types: readonly string[], group: strin
 }
 
 const PAIR_INDEX: Record<string, string> = {
-  mysql: ' FORCE INDEX (jobs_ready_group_type_idx)',
-  sqlite: ' INDEXED BY jobs_ready_group_type_idx',
+  mysql: ' FORCE INDEX (jobs_ready_group_idx)',
+  sqlite: ' INDEXED BY jobs_ready_group_idx',
   postgres: '',
 };
 

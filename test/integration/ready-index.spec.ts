@@ -117,7 +117,7 @@ describeDialects('the claim reads the ready index only', (db) => {
       const groupPlan = await explainClaimFunction(app, { groups: ['g'], limits: [10], any: 0 });
       // The group's rows of each type from the (group, type) ready index, in its order.
       expect(groupPlan).toMatch(
-        /Index Scan using jobs_ready_group_type_idx on jobs \w+ .*\n\s+Index Cond: \(\(\(group_key\)::text = q\.group_key\) AND \(\(type\)::text = t(_\d+)?\.type\)\)/,
+        /Index Scan using jobs_ready_group_idx on jobs \w+ .*\n\s+Index Cond: \(\(\(group_key\)::text = q\.group_key\) AND \(\(type\)::text = t(_\d+)?\.type\)\)/,
       );
       expect(groupPlan).not.toMatch(/Seq Scan on jobs|Bitmap|JIT/);
       expect(sortKeys(groupPlan).every(isProbeSort)).toBe(true);
@@ -127,14 +127,14 @@ describeDialects('the claim reads the ready index only', (db) => {
       expect(String(plan.Extra)).not.toMatch(/filesort/); // InnoDB walks the index in ORDER BY order
       expect(Number(plan.rows)).toBeLessThan(1_000);
       const [gplan] = await explainRows(app, claimCandidatesStatement(app.db.dialect, grouped.types, grouped.quotas[0]));
-      expect(gplan.key).toBe('jobs_ready_group_type_idx');
+      expect(gplan.key).toBe('jobs_ready_group_idx');
       expect(String(gplan.Extra)).not.toMatch(/filesort/);
     } else {
       const plan = await explain(app, sqliteClaimStatement(app.db.dialect, request, request.quotas[0]));
       expect(plan).toMatch(/USING INDEX jobs_ready_idx/);
       expect(plan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
       const gplan = await explain(app, sqliteClaimStatement(app.db.dialect, grouped, grouped.quotas[0]));
-      expect(gplan).toMatch(/USING INDEX jobs_ready_group_type_idx \(group_key=\? AND type=\?\)/);
+      expect(gplan).toMatch(/USING INDEX jobs_ready_group_idx \(group_key=\? AND type=\?\)/);
       expect(gplan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
     }
   });
@@ -236,8 +236,8 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
     if (d.name === 'mysql') expect(serverReads).toBeLessThan(100);
     if (d.name === 'sqlite') {
       const plan = await explain(app, pairAfter(d, { group: 'default', type: 'other' }, undefined));
-      expect(plan).toMatch(/USING COVERING INDEX jobs_ready_group_type_idx \(group_key=\? AND type>\?\)/);
-      expect(plan).toMatch(/USING COVERING INDEX jobs_ready_group_type_idx \(group_key>\?\)/);
+      expect(plan).toMatch(/USING COVERING INDEX jobs_ready_group_idx \(group_key=\? AND type>\?\)/);
+      expect(plan).toMatch(/USING COVERING INDEX jobs_ready_group_idx \(group_key>\?\)/);
       expect(plan).not.toMatch(/SCAN jobs/);
     }
     if (d.name === 'postgres') {

@@ -12,7 +12,7 @@ const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
  * as migration 13's procedure.
  */
 function pairWalkProcedure(columns: string): string {
-  const pair = (past: string) => `SELECT group_key, type INTO v_group, v_type FROM jobs FORCE INDEX (jobs_ready_group_type_idx)
+  const pair = (past: string) => `SELECT group_key, type INTO v_group, v_type FROM jobs FORCE INDEX (jobs_ready_group_idx)
             WHERE state = 'ready' AND ${past} AND (v_before IS NULL OR group_key < v_before)
             ORDER BY group_key, type LIMIT 1`;
   return `CREATE PROCEDURE job_queue_rotation_walk(IN p_types TEXT, IN p_max INT, IN p_exclude TEXT)
@@ -65,7 +65,7 @@ function pairWalkProcedure(columns: string): string {
         SET v_in = v_group;
         IF JSON_CONTAINS(p_types, JSON_QUOTE(v_type)) AND (p_exclude IS NULL OR NOT JSON_CONTAINS(p_exclude, JSON_QUOTE(v_group))) THEN
           SET v_id = NULL;
-          SELECT id, neg_priority INTO v_id, v_np FROM jobs FORCE INDEX (jobs_ready_group_type_idx)
+          SELECT id, neg_priority INTO v_id, v_np FROM jobs FORCE INDEX (jobs_ready_group_idx)
             WHERE state = 'ready' AND group_key = v_group AND type = v_type AND run_after <= UTC_TIMESTAMP(3)
             ORDER BY neg_priority, id LIMIT 1 FOR UPDATE SKIP LOCKED;
           IF v_id IS NOT NULL AND (v_best IS NULL OR v_np < v_best_np OR (v_np = v_best_np AND v_id < v_best)) THEN
@@ -89,25 +89,27 @@ function pairWalkProcedure(columns: string): string {
 /**
  * The ready indexes by type: `jobs_ready_idx` becomes (state, type, neg_priority, id), so that a
  * claim of any group reads each of its types from its own stretch (one UNION arm per type,
- * lib/claim/ready-by-type.sql.ts) and never a row of a type it does not handle; the same name as
- * before, for the FORCE INDEX hints of processes still on the previous version during a rolling
- * upgrade. `jobs_ready_group_type_idx` (state, group_key, type, neg_priority, id) serves a
- * group's quota the same way and the walks of the groups, by (group, type) pairs: the slot
- * planner's (lib/claim/rotation.sql.ts, nextReadyGroups) and the rotation's, below.
- * See the PostgreSQL migration of the same name.
+ * lib/claim/ready-by-type.sql.ts) and never a row of a type it does not handle, and
+ * `jobs_ready_group_idx` becomes (state, group_key, type, neg_priority, id): a group's quota is
+ * read the same way, and the walks of the groups step over (group, type) pairs, the slot
+ * planner's (lib/claim/rotation.sql.ts, nextReadyGroups) and the rotation's, below. The same names
+ * as before, for the FORCE INDEX hints of processes still on the previous version during a
+ * rolling upgrade (their claims of several types then sort, but work). See the PostgreSQL
+ * migration of the same name.
  */
 export class JobQueueReadyByTypeMysql1767700000001 extends JobQueueMigration {
   readonly version = 14;
   readonly name = 'JobQueueReadyByType1767700000001';
   protected readonly upSql = [
     `ALTER TABLE jobs DROP KEY jobs_ready_idx, ADD KEY jobs_ready_idx (state, type, neg_priority, id),
-      ADD KEY jobs_ready_group_type_idx (state, group_key, type, neg_priority, id)`,
+      DROP KEY jobs_ready_group_idx, ADD KEY jobs_ready_group_idx (state, group_key, type, neg_priority, id)`,
     `DROP PROCEDURE job_queue_rotation_walk`,
     pairWalkProcedure(`${V8_COLUMNS}, run_after, trace_context`),
   ];
   protected readonly downSql = [
     `DROP PROCEDURE job_queue_rotation_walk`,
     rotationWalkProcedure(`${V8_COLUMNS}, run_after, trace_context`),
-    `ALTER TABLE jobs DROP KEY jobs_ready_group_type_idx, DROP KEY jobs_ready_idx, ADD KEY jobs_ready_idx (state, neg_priority, id)`,
+    `ALTER TABLE jobs DROP KEY jobs_ready_group_idx, ADD KEY jobs_ready_group_idx (state, group_key, neg_priority, id),
+      DROP KEY jobs_ready_idx, ADD KEY jobs_ready_idx (state, neg_priority, id)`,
   ];
 }

@@ -8,16 +8,16 @@ import { JobQueueMigration } from '../job-queue-migration';
  * every ready row of the others ahead of its own: with a million ready jobs of a type it does not
  * handle, 390 ms per claim and 200 times the drain time (bench scenario scan-cost, case d).
  *
- * The index keeps its name so that the hints of processes still on the previous version
+ * The indexes keep their names so that the hints of processes still on the previous version
  * (MySQL's FORCE INDEX, SQLite's INDEXED BY) find it during a rolling upgrade. On a large table,
  * build the indexes first, without blocking writes, and this migration then only swaps names:
  *   CREATE INDEX CONCURRENTLY jobs_ready_type_idx ON jobs (type, priority DESC, id) WHERE state = 'ready';
  *   CREATE INDEX CONCURRENTLY jobs_ready_group_type_idx ON jobs (group_key, type, priority DESC, id) WHERE state = 'ready';
  *
- * `jobs_ready_group_type_idx` serves the walk of the groups that have claimable jobs of a worker's
- * types (the slot planner's, every 250 ms while busy, and the rotation's), by (group, type) pairs.
- * and a group's quota (claim and rotation), each type from its own stretch. `jobs_ready_group_idx`
- * stays for processes of the previous version during a rolling upgrade; a later migration drops it.
+ * `jobs_ready_group_idx` becomes (group_key, type, priority DESC, id) the same way: it serves the
+ * walk of the groups that have claimable jobs of a worker's types (the slot planner's, every
+ * 250 ms while busy, and the rotation's) by (group, type) pairs, and a group's quota (claim and
+ * rotation), each type from its own stretch.
  */
 export class JobQueueReadyByTypePostgres1767700000001 extends JobQueueMigration {
   readonly version = 21;
@@ -25,6 +25,8 @@ export class JobQueueReadyByTypePostgres1767700000001 extends JobQueueMigration 
   protected readonly upSql = [
     `CREATE INDEX IF NOT EXISTS jobs_ready_type_idx ON jobs (type, priority DESC, id) WHERE state = 'ready'`,
     `CREATE INDEX IF NOT EXISTS jobs_ready_group_type_idx ON jobs (group_key, type, priority DESC, id) WHERE state = 'ready'`,
+    `DROP INDEX jobs_ready_group_idx`,
+    `ALTER INDEX jobs_ready_group_type_idx RENAME TO jobs_ready_group_idx`,
     `DROP INDEX jobs_ready_idx`,
     `ALTER INDEX jobs_ready_type_idx RENAME TO jobs_ready_idx`,
     // The settings are those migrations 5 and 14 gave the claim (CREATE OR REPLACE replaces them).
@@ -346,7 +348,9 @@ export class JobQueueReadyByTypePostgres1767700000001 extends JobQueueMigration 
       SELECT walk.g, walk.w, walk.k FROM walk;
     END
     $body$`,
-    `DROP INDEX jobs_ready_group_type_idx`,
+    `CREATE INDEX jobs_ready_group_priority_idx ON jobs (group_key, priority DESC, id) WHERE state = 'ready'`,
+    `DROP INDEX jobs_ready_group_idx`,
+    `ALTER INDEX jobs_ready_group_priority_idx RENAME TO jobs_ready_group_idx`,
     // Migration 4's claim, with the settings migrations 5 and 14 gave it (CREATE OR REPLACE
     // replaces a function's settings with its own).
     `CREATE OR REPLACE FUNCTION job_queue_claim(text, text[], text[], int[], int, float8, boolean)
