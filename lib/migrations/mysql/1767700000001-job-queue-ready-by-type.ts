@@ -5,16 +5,20 @@ import { rotationWalkProcedure } from './1767600000001-job-queue-rotation-walk';
 const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 
 /**
- * The rotation walk by (group, type) pairs of the ready rows: one probe per pair, and for a pair
- * of the worker's types a locked read of its next job due now; a group's next job is the best of
- * those heads (the others stay locked until the claim commits). Before, each group's probe read
- * the group's rows in priority order until one had a handled type. Same calls and result sets
- * as migration 13's procedure.
+ * The rotation walk by (group, type) pairs of the ready rows, one locking probe per pair: the
+ * pair's first row in index order (its best job), locked with SKIP LOCKED. For a pair of the
+ * worker's types that row is the pair's head (when it is due; a delayed head costs a second
+ * probe, for the pair's first due job); for another type's pair it is only a step of the walk
+ * (its lock ends with the claim, and other claimers skip it meanwhile). A group's next job is the
+ * best of its pairs' heads (the others stay locked until the claim commits). So with one type, a
+ * group costs one probe, as before, and another type's rows in the group cost one probe per pair
+ * instead of one read per row. Same calls and result sets as migration 13's procedure.
  */
 function pairWalkProcedure(columns: string): string {
-  const pair = (past: string) => `SELECT group_key, type INTO v_group, v_type FROM jobs FORCE INDEX (jobs_ready_group_idx)
+  const pair = (past: string) => `SELECT id, group_key, type, neg_priority, run_after <= UTC_TIMESTAMP(3)
+            INTO v_id, v_group, v_type, v_np, v_due FROM jobs FORCE INDEX (jobs_ready_group_idx)
             WHERE state = 'ready' AND ${past} AND (v_before IS NULL OR group_key < v_before)
-            ORDER BY group_key, type LIMIT 1`;
+            ORDER BY group_key, type, neg_priority, id LIMIT 1 FOR UPDATE SKIP LOCKED`;
   return `CREATE PROCEDURE job_queue_rotation_walk(IN p_types TEXT, IN p_max INT, IN p_exclude TEXT)
     BEGIN
       DECLARE v_cur ${GROUP} DEFAULT '';
@@ -31,6 +35,7 @@ function pairWalkProcedure(columns: string): string {
       DECLARE v_best_np INT;
       DECLARE v_id BIGINT;
       DECLARE v_np INT;
+      DECLARE v_due BOOLEAN;
       DECLARE v_ids TEXT DEFAULT '';
       DECLARE v_found INT DEFAULT 0;
       DECLARE v_pass INT DEFAULT 1;
@@ -64,10 +69,13 @@ function pairWalkProcedure(columns: string): string {
         END IF;
         SET v_in = v_group;
         IF JSON_CONTAINS(p_types, JSON_QUOTE(v_type)) AND (p_exclude IS NULL OR NOT JSON_CONTAINS(p_exclude, JSON_QUOTE(v_group))) THEN
-          SET v_id = NULL;
-          SELECT id, neg_priority INTO v_id, v_np FROM jobs FORCE INDEX (jobs_ready_group_idx)
-            WHERE state = 'ready' AND group_key = v_group AND type = v_type AND run_after <= UTC_TIMESTAMP(3)
-            ORDER BY neg_priority, id LIMIT 1 FOR UPDATE SKIP LOCKED;
+          IF NOT v_due THEN
+            -- A delayed head: the pair's first job due now, if any.
+            SET v_id = NULL;
+            SELECT id, neg_priority INTO v_id, v_np FROM jobs FORCE INDEX (jobs_ready_group_idx)
+              WHERE state = 'ready' AND group_key = v_group AND type = v_type AND run_after <= UTC_TIMESTAMP(3)
+              ORDER BY neg_priority, id LIMIT 1 FOR UPDATE SKIP LOCKED;
+          END IF;
           IF v_id IS NOT NULL AND (v_best IS NULL OR v_np < v_best_np OR (v_np = v_best_np AND v_id < v_best)) THEN
             SET v_best = v_id, v_best_np = v_np;
           END IF;
