@@ -6,15 +6,8 @@ const CLAIM_FUNCTIONS = [
   'job_queue_claim_rotation(text, text[], int, float8, boolean, text[], int[])',
 ];
 
-export class JobQueueReadyGroupsPlpgsqlPostgres1766500000001 extends JobQueueMigration {
-  readonly version = 14;
-  readonly name = 'JobQueueReadyGroupsPlpgsql1766500000001';
-  protected readonly upSql = [
-    // The same walk as migration 7, in PL/pgSQL instead of SQL. Every rotation claim calls it: a
-    // SQL-language function that cannot be inlined (it has a SET clause) is parsed and planned
-    // again at every call, which cost ~1.3 ms of a ~1.6 ms claim at 10,000 groups while the walk
-    // itself runs in ~0.15 ms; PL/pgSQL keeps the plan for the session.
-    `CREATE OR REPLACE FUNCTION job_queue_ready_groups(text[], text, text, int)
+/** The walk as this migration defines it (migration 21 replaces it; its down step restores this). */
+export const READY_GROUPS_SQL_V14 = `CREATE OR REPLACE FUNCTION job_queue_ready_groups(text[], text, text, int)
       RETURNS TABLE (group_key text, weight int, n int)
       LANGUAGE plpgsql STABLE
       SET enable_bitmapscan = off
@@ -38,7 +31,17 @@ export class JobQueueReadyGroupsPlpgsqlPostgres1766500000001 extends JobQueueMig
       )
       SELECT walk.g, walk.w, walk.k FROM walk;
     END
-    $body$`,
+    $body$`;
+
+export class JobQueueReadyGroupsPlpgsqlPostgres1766500000001 extends JobQueueMigration {
+  readonly version = 14;
+  readonly name = 'JobQueueReadyGroupsPlpgsql1766500000001';
+  protected readonly upSql = [
+    // The same walk as migration 7, in PL/pgSQL instead of SQL. Every rotation claim calls it: a
+    // SQL-language function that cannot be inlined (it has a SET clause) is parsed and planned
+    // again at every call, which cost ~1.3 ms of a ~1.6 ms claim at 10,000 groups while the walk
+    // itself runs in ~0.15 ms; PL/pgSQL keeps the plan for the session.
+    READY_GROUPS_SQL_V14,
     // The claims' final UPDATE joins the few rows just locked to jobs by id. Once the table has
     // been analyzed (autovacuum does so after 2% of it changed, migration 4), the generic plan
     // of job_queue_claim estimates ~10% of the ready rows for its LIMIT $5 and merge-joins them

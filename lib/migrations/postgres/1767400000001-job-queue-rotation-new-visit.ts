@@ -11,11 +11,8 @@ const SIGNATURE = 'job_queue_claim_rotation(text, text[], int, float8, boolean, 
  * second job). The plan is lib/claim/rotation-plan.ts's, which the other dialects run.
  * Migration 14's plan settings are part of the definition, since CREATE OR REPLACE resets them.
  */
-export class JobQueueRotationNewVisitPostgres1767400000001 extends JobQueueMigration {
-  readonly version = 18;
-  readonly name = 'JobQueueRotationNewVisit1767400000001';
-  protected readonly upSql = [
-    `CREATE OR REPLACE FUNCTION job_queue_claim_rotation(text, text[], int, float8, boolean, text[], int[])
+/** The rotation claim as this migration defines it (migration 21 replaces it; its down step restores this). */
+export const CLAIM_ROTATION_SQL_V18 = `CREATE OR REPLACE FUNCTION job_queue_claim_rotation(text, text[], int, float8, boolean, text[], int[])
       RETURNS SETOF jobs
       LANGUAGE plpgsql VOLATILE
       SET enable_bitmapscan = off
@@ -105,7 +102,13 @@ export class JobQueueRotationNewVisitPostgres1767400000001 extends JobQueueMigra
       FROM picked WHERE jobs.id = picked.id
       RETURNING jobs.*;
     END
-    $body$`,
+    $body$`;
+
+export class JobQueueRotationNewVisitPostgres1767400000001 extends JobQueueMigration {
+  readonly version = 18;
+  readonly name = 'JobQueueRotationNewVisit1767400000001';
+  protected readonly upSql = [
+    CLAIM_ROTATION_SQL_V18,
   ];
   protected readonly downSql = [
     CLAIM_ROTATION_SQL_V7.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'),
