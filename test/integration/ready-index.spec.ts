@@ -87,6 +87,7 @@ async function explainRows(app: QueueApp, statement: Sql): Promise<Record<string
 describeDialects('the claim reads the ready index only', (db) => {
   let app: QueueApp;
   let fresh = '';
+  let freshStatement = '';
   const request: ClaimRequest = { owner: 'w', types: ['t'], quotas: [{ limit: 10 }], leaseTtlMs: 30_000, start: true };
   const grouped: ClaimRequest = { ...request, quotas: [{ group: 'g', limit: 10 }] };
 
@@ -97,6 +98,8 @@ describeDialects('the claim reads the ready index only', (db) => {
       // every ready row before the function pinned the plan.
       await app.queue.enqueueGraph(Array.from({ length: 5_000 }, (_, i) => ({ ref: `burst${i}`, type: 't' })));
       fresh = await explainClaimFunction(app, { groups: [], limits: [], any: 10 });
+      // The claim as statements (under caps or rate limits), planned ad hoc: the same index.
+      freshStatement = await explain(app, claimCandidatesStatement(app.db.dialect, ['t'], { limit: 10 }));
       await app.rows(`DELETE FROM jobs`);
     }
     await fillDoneRows(app);
@@ -109,6 +112,14 @@ describeDialects('the claim reads the ready index only', (db) => {
     if (d === 'postgres') {
       const plan = await explainClaimFunction(app, { groups: [], limits: [], any: 10 });
       // Each type's stretch of the ready index, in its order; the one sort is of the probes' rows.
+      for (const p of [await explain(app, claimCandidatesStatement(app.db.dialect, ['t'], { limit: 10 })), freshStatement]) {
+        expect(p).toMatch(/Index Scan using jobs_ready_idx on jobs/);
+        expect(p).not.toMatch(/Seq Scan on jobs|Bitmap|Sort/);
+      }
+      const several = await explain(app, claimCandidatesStatement(app.db.dialect, ['t', 'u'], { limit: 10 }));
+      expect(several).toMatch(/Index Scan using jobs_ready_idx on jobs/);
+      expect(several).not.toMatch(/Seq Scan on jobs|Bitmap/);
+      expect(sortKeys(several).every((k) => /^p\.priority DESC, p\.id$/.test(k))).toBe(true);
       for (const p of [plan, fresh]) {
         expect(p).toMatch(/Index Scan using jobs_ready_idx on jobs \w+ .*\n\s+Index Cond: \(\(type\)::text = t(_\d+)?\.type\)/);
         expect(p).not.toMatch(/Seq Scan on jobs|Bitmap|JIT/);
