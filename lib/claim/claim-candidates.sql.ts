@@ -2,7 +2,7 @@ import type { SqlDialect } from '../database/dialects';
 import type { Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
-import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
+import { claimedColumns, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { readyByTypeStatement, typeSlices } from './ready-by-type.sql';
 
 /**
@@ -34,7 +34,7 @@ export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimReque
       const result = await tx.run(claimCandidatesStatement(tx.dialect, types, quota, request.excludeGroups, request.withTrace));
       for (const row of result.rows) rows.push(toClaimedJob(row));
     }
-    if (slices.length > 1) rows.sort((a, b) => b.priority - a.priority || a.id - b.id).splice(quota.limit);
+    if (slices.length > 1) rows.sort(inClaimOrder).splice(quota.limit);
     for (const record of rows) found.set(record.id, record);
   }
   return [...found.values()];

@@ -4,7 +4,7 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import { reachesPausedGroup, type ClaimRequest } from './claim-request';
-import { toClaimedJob, type ClaimedJob } from './claimed-job';
+import { inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
 import { RateGate, relevantRateKeys } from './rate-gate';
@@ -35,7 +35,7 @@ export class ClaimService {
 
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
-    const byPriority = (rows: ClaimedJob[]) => rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
+    const byPriority = (rows: ClaimedJob[]) => rows.sort(inClaimOrder);
     // The claim functions know nothing of paused groups: they serve a claim that could reach one
     // (an any-group quota, or the rotation) only when none is paused; per-group quotas never name one.
     const pausedReachable = reachesPausedGroup(request);
@@ -67,7 +67,7 @@ export class ClaimService {
   async claimWithin(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
     if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
     const rows = await this.claimIn(tx, request);
-    return rows.sort((a, b) => b.priority - a.priority || a.id - b.id);
+    return rows.sort(inClaimOrder);
   }
 
   private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {

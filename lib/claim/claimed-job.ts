@@ -40,6 +40,11 @@ export interface ClaimedJob {
   readyAt?: unknown;
 }
 
+/** Claim order: higher priority first, then the older (lower) id. A comparator for sort. */
+export function inClaimOrder(a: Pick<ClaimedJob, 'priority' | 'id'>, b: Pick<ClaimedJob, 'priority' | 'id'>): number {
+  return b.priority - a.priority || a.id - b.id;
+}
+
 /** The select list a claim returns, the same on every dialect. */
 export const CLAIMED_COLUMNS = sql`id, type, args, attempts, max_attempts, group_key, priority, parent_id, timeout_ms, run_after`;
 

@@ -1,7 +1,7 @@
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import type { ClaimRequest } from './claim-request';
-import type { ClaimedJob } from './claimed-job';
+import { inClaimOrder, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { planRotation } from './rotation-plan';
 import { leaseJobsMovingCursor, saveRotationCursor, walkRotation } from './rotation.sql';
@@ -28,7 +28,7 @@ export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room
   // A group with one slot takes the job its probe locked; a larger share is read in one more statement.
   const single = plan.quotas.filter((q) => q.limit === 1).map((q) => probed.get(q.group!)!.next!);
   const more = await selectClaimCandidates(tx, { ...request, quotas: plan.quotas.filter((q) => q.limit > 1) });
-  const candidates = [...single, ...more].sort((a, b) => b.priority - a.priority || a.id - b.id);
+  const candidates = [...single, ...more].sort(inClaimOrder);
   const leased = room ? withinLimits(candidates, room) : candidates;
   const moved = plan.cursor.group !== cursor.group || plan.cursor.served !== cursor.served;
   if (moved && leased.length && tx.dialect.name === 'mysql') return leaseJobsMovingCursor(tx, request, leased, plan.cursor);

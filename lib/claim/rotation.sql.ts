@@ -1,7 +1,7 @@
 import type { SqlDialect } from '../database/dialects';
 import { sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
-import { CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from './claimed-job';
+import { CLAIMED_COLUMNS, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import type { ClaimRequest } from './claim-request';
 import { leaseAssignments } from './lease-assignments';
 import { readyByTypeStatement, typeSlices } from './ready-by-type.sql';
@@ -121,8 +121,8 @@ export async function nextReadyGroups(
     let done = skip.has(group);
     if (!done && handled.has(type)) {
       if (lock) {
-        const next = await groupHead(tx, types, group);
-        if (next) found.push({ group, weight: Math.max(1, Number(next.weight ?? 1)), next: toClaimedJob(next) });
+        const head = await groupHead(tx, types, group);
+        if (head) found.push({ group, weight: head.weight, next: head.job });
         done = true;
       } else {
         const { rows } = await tx.run(duePairJob(d, group, type));
@@ -135,13 +135,14 @@ export async function nextReadyGroups(
   return found;
 }
 
-/** A group's next job of any of these types, locked (the other types' heads read stay locked too). */
-async function groupHead(tx: SqlExecutor, types: readonly string[], group: string): Promise<Row | undefined> {
-  let best: Row | undefined;
+/** A group's next job of any of these types, locked (the other types' heads read stay locked too), with its weight. */
+async function groupHead(tx: SqlExecutor, types: readonly string[], group: string): Promise<{ job: ClaimedJob; weight: number } | undefined> {
+  let best: { job: ClaimedJob; weight: number } | undefined;
   for (const slice of typeSlices(tx.dialect, types)) {
     const { rows } = await tx.run(readyByTypeStatement(tx.dialect, slice, 1, { columns: sql`${CLAIMED_COLUMNS}, weight`, group, lock: true }));
-    const r = rows[0];
-    if (r && (!best || Number(r.priority) > Number(best.priority) || (Number(r.priority) === Number(best.priority) && Number(r.id) < Number(best.id)))) best = r;
+    if (!rows.length) continue;
+    const head = { job: toClaimedJob(rows[0]), weight: Math.max(1, Number(rows[0].weight ?? 1)) };
+    if (!best || inClaimOrder(head.job, best.job) < 0) best = head;
   }
   return best;
 }
