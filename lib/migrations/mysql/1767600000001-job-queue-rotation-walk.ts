@@ -3,6 +3,23 @@ import { V8_COLUMNS } from './1766500000001-job-queue-next-groups-procedure';
 
 const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 
+/**
+ * The procedure's last two result sets, shared with later versions of it: the cursor as read, then
+ * these columns of the jobs whose ids are in `v_ids` (comma-separated), locked, in walk order.
+ */
+export function walkResultSets(columns: string): string {
+  return `      SELECT v_cur AS group_key, v_served AS served;
+      -- In walk order (the cursor's groups, then the wrapped ones); a locking read of rows this
+      -- transaction holds already, so it reads their latest version.
+      SET @job_queue_rotation_walk = CONCAT(
+        'SELECT ${columns} FROM jobs WHERE ',
+        IF(v_ids = '', 'FALSE', CONCAT('id IN (', v_ids, ') ORDER BY FIELD(id, ', v_ids, ')')), ' FOR UPDATE');
+      PREPARE job_queue_rotation_walk_stmt FROM @job_queue_rotation_walk;
+      EXECUTE job_queue_rotation_walk_stmt;
+      DEALLOCATE PREPARE job_queue_rotation_walk_stmt;
+`;
+}
+
 /** The procedure, returning the cursor, then these columns of the locked jobs (a trusted constant list). */
 export function rotationWalkProcedure(columns: string): string {
   const probe = (lower: string) => `SELECT id, group_key INTO v_id, v_group FROM jobs FORCE INDEX (jobs_ready_group_idx)
@@ -46,16 +63,7 @@ export function rotationWalkProcedure(columns: string): string {
           SET v_found = v_found + 1;
         END IF;
       END LOOP;
-      SELECT v_cur AS group_key, v_served AS served;
-      -- In walk order (the cursor's groups, then the wrapped ones); a locking read of rows this
-      -- transaction holds already, so it reads their latest version.
-      SET @job_queue_rotation_walk = CONCAT(
-        'SELECT ${columns} FROM jobs WHERE ',
-        IF(v_ids = '', 'FALSE', CONCAT('id IN (', v_ids, ') ORDER BY FIELD(id, ', v_ids, ')')), ' FOR UPDATE');
-      PREPARE job_queue_rotation_walk_stmt FROM @job_queue_rotation_walk;
-      EXECUTE job_queue_rotation_walk_stmt;
-      DEALLOCATE PREPARE job_queue_rotation_walk_stmt;
-    END`;
+${walkResultSets(columns)}    END`;
 }
 
 /**

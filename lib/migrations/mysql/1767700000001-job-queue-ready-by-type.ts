@@ -1,6 +1,6 @@
 import { JobQueueMigration } from '../job-queue-migration';
 import { V8_COLUMNS } from './1766500000001-job-queue-next-groups-procedure';
-import { rotationWalkProcedure } from './1767600000001-job-queue-rotation-walk';
+import { rotationWalkProcedure, walkResultSets } from './1767600000001-job-queue-rotation-walk';
 
 const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 
@@ -82,16 +82,7 @@ function pairWalkProcedure(columns: string): string {
         END IF;
         SET v_prev_group = v_group, v_prev_type = v_type;
       END LOOP;
-      SELECT v_cur AS group_key, v_served AS served;
-      -- In walk order (the cursor's groups, then the wrapped ones); a locking read of rows this
-      -- transaction holds already, so it reads their latest version.
-      SET @job_queue_rotation_walk = CONCAT(
-        'SELECT ${columns} FROM jobs WHERE ',
-        IF(v_ids = '', 'FALSE', CONCAT('id IN (', v_ids, ') ORDER BY FIELD(id, ', v_ids, ')')), ' FOR UPDATE');
-      PREPARE job_queue_rotation_walk_stmt FROM @job_queue_rotation_walk;
-      EXECUTE job_queue_rotation_walk_stmt;
-      DEALLOCATE PREPARE job_queue_rotation_walk_stmt;
-    END`;
+${walkResultSets(columns)}    END`;
 }
 
 /**
