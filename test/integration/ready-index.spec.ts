@@ -10,20 +10,26 @@ import { startQueueApp, type QueueApp } from '../support/queue-app';
 
 const DONE_ROWS = 200_000;
 
-/** 200k finished rows next to a few ready ones: the claim must still read only the ready index. */
-async function fillDoneRows(app: QueueApp): Promise<void> {
+/**
+ * `count` rows of one type and state written straight into an empty jobs table (bulk SQL), then
+ * the planner's statistics: 200k finished rows beside a few ready ones, or another type's backlog.
+ */
+async function fillRows(app: QueueApp, count: number, type: string, state: 'done' | 'ready'): Promise<void> {
   const d = app.db.dialect.name;
+  const finished = state === 'done';
+  const now = d === 'postgres' ? 'now()' : d === 'sqlite' ? `'2026-01-01'` : 'UTC_TIMESTAMP(3)';
+  const cols = `type, args, state, run_after, created_at, updated_at${finished ? ', finished_at' : ''}`;
+  const vals = `'${type}', 'null', '${state}', ${now}, ${now}, ${now}${finished ? `, ${now}` : ''}`;
   if (d === 'postgres') {
-    await app.rows(`INSERT INTO jobs (type, args, state, finished_at) SELECT 't', 'null', 'done', now() FROM generate_series(1, ${DONE_ROWS})`);
+    await app.rows(`INSERT INTO jobs (${cols}) SELECT ${vals} FROM generate_series(1, ${count})`);
     await app.rows(`ANALYZE jobs`);
   } else if (d === 'sqlite') {
-    await app.rows(`WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${DONE_ROWS})
-      INSERT INTO jobs (type, args, state, run_after, created_at, updated_at) SELECT 't', 'null', 'done', '2026-01-01', '2026-01-01', '2026-01-01' FROM s`);
+    await app.rows(`WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${count}) INSERT INTO jobs (${cols}) SELECT ${vals} FROM s`);
     await app.rows(`ANALYZE`);
   } else {
-    await app.rows(`INSERT INTO jobs (type, args, state, run_after, created_at, updated_at) VALUES ('t', 'null', 'done', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`);
-    while (Number((await app.rows(`SELECT COUNT(*) AS n FROM jobs`))[0].n) < DONE_ROWS) {
-      await app.rows(`INSERT INTO jobs (type, args, state, run_after, created_at, updated_at) SELECT type, args, state, run_after, created_at, updated_at FROM jobs`);
+    await app.rows(`INSERT INTO jobs (${cols}) VALUES (${vals})`);
+    for (let have = 1; have < count; have = Number((await app.rows(`SELECT COUNT(*) AS n FROM jobs`))[0].n)) {
+      await app.rows(`INSERT INTO jobs (${cols}) SELECT ${cols} FROM jobs LIMIT ${Math.min(have, count - have)}`);
     }
     await app.rows(`ANALYZE TABLE jobs`);
   }
@@ -102,7 +108,7 @@ describeDialects('the claim reads the ready index only', (db) => {
       freshStatement = await explain(app, claimCandidatesStatement(app.db.dialect, ['t'], { limit: 10 }));
       await app.rows(`DELETE FROM jobs`);
     }
-    await fillDoneRows(app);
+    await fillRows(app, DONE_ROWS, 't', 'done');
     await app.queue.enqueueGraph(Array.from({ length: 50 }, (_, i) => ({ ref: `r${i}`, type: 't', group: i % 2 ? 'g' : 'h' })));
   }, 300_000);
   afterAll(() => app?.close());
@@ -154,26 +160,6 @@ describeDialects('the claim reads the ready index only', (db) => {
 
 const BACKLOG = 200_000;
 
-/** `BACKLOG` ready rows of a type no worker here handles, older than every job the spec enqueues. */
-async function fillOtherReady(app: QueueApp): Promise<void> {
-  const d = app.db.dialect.name;
-  const cols = `type, args, state, run_after, created_at, updated_at`;
-  if (d === 'postgres') {
-    await app.rows(`INSERT INTO jobs (${cols}) SELECT 'other', 'null', 'ready', now(), now(), now() FROM generate_series(1, ${BACKLOG})`);
-    await app.rows(`ANALYZE jobs`);
-  } else if (d === 'sqlite') {
-    await app.rows(`WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${BACKLOG})
-      INSERT INTO jobs (${cols}) SELECT 'other', 'null', 'ready', '2026-01-01', '2026-01-01', '2026-01-01' FROM s`);
-    await app.rows(`ANALYZE`);
-  } else {
-    await app.rows(`INSERT INTO jobs (${cols}) VALUES ('other', 'null', 'ready', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`);
-    for (let have = 1; have < BACKLOG; have = Number((await app.rows(`SELECT COUNT(*) AS n FROM jobs`))[0].n)) {
-      await app.rows(`INSERT INTO jobs (${cols}) SELECT type, args, state, run_after, created_at, updated_at FROM jobs LIMIT ${Math.min(have, BACKLOG - have)}`);
-    }
-    await app.rows(`ANALYZE TABLE jobs`);
-  }
-}
-
 describeDialects('a claim reads no ready row of a type it does not handle', (db) => {
   let app: QueueApp;
   let claims: ClaimService;
@@ -182,7 +168,7 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
   beforeAll(async () => {
     app = await startQueueApp(db, { externalTypes: [...TYPES, 'other'] });
     claims = app.module.get(ClaimService);
-    await fillOtherReady(app);
+    await fillRows(app, BACKLOG, 'other', 'ready'); // older than every job the spec enqueues
   }, 300_000);
   afterAll(() => app?.close());
   beforeEach(() => app.rows(`DELETE FROM jobs WHERE type <> 'other'`));
