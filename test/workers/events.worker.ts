@@ -1,5 +1,6 @@
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { JobContext, JobHandler, JobQueueModule, OnJobEvent, type JobEventDetail, type JobQueueModuleOptions, type JobView } from '../../lib';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { bootContext, runWorker, send, workerOptions } from './worker-harness';
 
 /** Handlers of events.spec: one that completes, one that fails once, one that always fails. */
@@ -8,6 +9,9 @@ class EventHandlers {
   @JobHandler('ev-ok')
   async ok(_args: unknown, ctx: JobContext): Promise<{ pid: number }> {
     await ctx.progress(50, 'half');
+    // Holds its slot a while: 13 of these take one worker of 4 slots ≥ 800 ms, many times the
+    // other worker's 50 ms poll, so the spec can require that both workers ran some.
+    await sleep(200);
     return { pid: process.pid };
   }
 
