@@ -15,6 +15,7 @@ import { completeJobs, completedViewsPostgres, completeWithDependentsPostgres, t
 import type { JobView } from '../job.types';
 import type { SettledJob } from './settled-job';
 import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
+import { GuardTurnedDown } from './guard-turned-down';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
 import { failureForRefused, quoteDbError } from './refusal';
 import { SlicedPromotions } from './sliced-promotions';
@@ -201,11 +202,11 @@ export class FinalizeService {
     this.claimPassed = claimer === undefined;
     let asked = false;
     let outcome: WriteOutcome;
-    try {
-      outcome = await this.db.transaction(async (tx) => {
+    const transaction = (countGuard: boolean) =>
+      this.db.transaction(async (tx) => {
         // A fresh map per attempt of the transaction: a retried one must not keep a rolled-back view.
         const views = completions.some((c) => c.wantsView) ? new Map<number, JobView>() : undefined;
-        const done = await completeJobs(tx, owner, completions, views);
+        const done = await completeJobs(tx, owner, completions, views, countGuard);
         const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
         const result = await cascade(tx, [...done, ...failed.failed]);
         if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
@@ -218,6 +219,13 @@ export class FinalizeService {
         const claim = await behindSavepoint(tx, () => this.claims.claimWithin(tx, request));
         if (!claim.ok) this.logger.warn(`the claim after a finalize failed (${quoteDbError(claim.error)}); the worker claims again on its own`);
         return { done, failed, result, claimed: claim.ok ? claim.value : undefined, views };
+      });
+    try {
+      // The complete guards by count first (see completeJobs); a batch with a lost lease among
+      // it is rolled back before its claim and written again with the locking read.
+      outcome = await transaction(true).catch((err: unknown) => {
+        if (err instanceof GuardTurnedDown) return transaction(false);
+        throw err;
       });
     } catch (err) {
       this.claimPassed = true;

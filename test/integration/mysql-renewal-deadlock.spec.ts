@@ -37,8 +37,8 @@ describeDialects(
       };
     }
 
-    it('the renewal waits for the finalize instead of deadlocking with it, 5 rounds', async () => {
-      for (let round = 0; round < 5; round++) {
+    it('the renewal waits for the finalize instead of deadlocking with it, 6 rounds, both forms of the complete', async () => {
+      for (let round = 0; round < 6; round++) {
         const nodes = [{ ref: 'root', type: 'noop' }, ...Array.from({ length: 2_000 }, (_, i) => ({ ref: `d${i}`, type: 'noop', dependsOn: ['root'] }))];
         const ids = await app.queue.enqueueGraph(nodes);
         // Two more of the worker's jobs in flight besides the root, on both sides of it in the index.
@@ -57,7 +57,8 @@ describeDialects(
           await fin.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
           await fin.query('START TRANSACTION');
           const tx = executorOn(fin);
-          expect(await completeJobs(tx, owner, [{ id: ids.root, resultJson: 'null', parentId: null }])).toHaveLength(1);
+          // Even rounds: the worker's count-guarded UPDATE alone; odd: the locking read, then the UPDATE.
+          expect(await completeJobs(tx, owner, [{ id: ids.root, resultJson: 'null', parentId: null }], undefined, round % 2 === 0)).toHaveLength(1);
           const renewal = renewLeases(executorOn(hb), owner, 30_000);
           await new Promise((r) => setTimeout(r, 300)); // the renewal is now waiting for the root's lock
           const promoted = await cascade(tx, [{ id: ids.root, parentId: null, outcome: 'done' }]);
