@@ -10,6 +10,7 @@
  * `report`, `stop`. Each request is answered with `<type>:done` (or `error`). A tagged job's start
  * time is pushed as `tag` {tag, at} (the wall clock, comparable across processes).
  */
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { ExecutionLog } from '../lib/execution-log';
 import { childOptions, runChild, send, serveParent } from './worker-ipc';
@@ -19,6 +20,8 @@ export type PeerKind = 'ours' | 'gw18' | 'boss12' | 'bullmq';
 export interface PeerWorkerOptions {
   kind: PeerKind;
   url: string;
+  /** Ours only: the database at `url` (the peers run on PostgreSQL alone). Default postgres. */
+  dialect?: 'postgres' | 'mysql';
   /** Kind-specific settings (graphile preset.worker, our module options, pg-boss work options, BullMQ worker options). */
   settings?: Record<string, unknown>;
 }
@@ -60,6 +63,23 @@ function probePool(url: string): pg.Pool {
   return pool;
 }
 
+/** Reads rows for ours' open and finalized counts, on either database ours runs on here. */
+interface RowReader {
+  query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  scalar(text: string, params?: unknown[]): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function rowReader(dialect: 'postgres' | 'mysql', url: string): Promise<RowReader> {
+  if (dialect === 'postgres') {
+    const pool = probePool(url);
+    return { query: async (t, p) => (await pool.query(t, p)).rows, scalar: (t, p) => scalar(pool, t, p), close: () => pool.end() };
+  }
+  const conn = await mysql.createConnection({ uri: url });
+  const query = async (t: string, p: unknown[] = []) => (await conn.query(t, p))[0] as Record<string, unknown>[];
+  return { query, scalar: async (t, p) => Number(Object.values((await query(t, p))[0] ?? {})[0]), close: () => conn.end() };
+}
+
 /** Ours: an enqueue-only app and, on start, a worker app (bench/lib/ours/our-app.ts), both in this process. */
 function ours(o: PeerWorkerOptions): System {
   // Loaded here so that the peers' processes do not boot Nest.
@@ -68,7 +88,8 @@ function ours(o: PeerWorkerOptions): System {
   let enq: Awaited<ReturnType<typeof bootEnqueuer>> | undefined;
   let worker: Awaited<ReturnType<typeof bootOurs>> | undefined;
   let rows: InstanceType<typeof OurRows> | undefined;
-  let probe: pg.Pool | undefined;
+  let probe: RowReader | undefined;
+  const dialect = o.dialect ?? 'postgres';
   let lo = Infinity;
   let hi = -Infinity;
   const note = (ids: number[]) => ids.forEach((id) => ((lo = Math.min(lo, id)), (hi = Math.max(hi, id))));
@@ -86,16 +107,9 @@ function ours(o: PeerWorkerOptions): System {
   return {
     claims: () => ({ ...counts }),
     async prepare() {
-      enq = await bootEnqueuer('postgres', o.url);
-      probe = probePool(o.url);
-      rows = new OurRows(
-        {
-          query: async (text: string, params?: unknown[]) => (await probe!.query(text, params)).rows,
-          scalar: (text: string, params?: unknown[]) => scalar(probe!, text, params),
-          close: async () => undefined,
-        } as never,
-        'postgres',
-      );
+      enq = await bootEnqueuer(dialect, o.url);
+      probe = await rowReader(dialect, o.url);
+      rows = new OurRows({ ...probe, close: async () => undefined } as never, dialect);
     },
     async enqueue(count) {
       const ids = await enqueueNoops(enq!.queue, count);
@@ -108,7 +122,7 @@ function ours(o: PeerWorkerOptions): System {
       return String(job.id);
     },
     async start() {
-      worker = await bootOurs(ourOptions('postgres', o.url, o.settings ?? {}), true);
+      worker = await bootOurs(ourOptions(dialect, o.url, o.settings ?? {}), true);
     },
     open: () => rows!.open([lo, hi]),
     finalization: () => rows!.finalization([lo, hi]),
@@ -120,7 +134,7 @@ function ours(o: PeerWorkerOptions): System {
     async close() {
       await worker?.close();
       await enq?.close();
-      await probe?.end();
+      await probe?.close();
     },
   };
 }

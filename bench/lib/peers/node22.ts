@@ -62,7 +62,9 @@ export class Node22Child {
   static async start(db: BenchDatabase, s: Node22Settings): Promise<Node22Child> {
     const node = node22Binary();
     if (!node) throw new Error('no Node ≥ 22.18: run npm ci --prefix bench/node22');
-    const options: PeerWorkerOptions = { kind: s.kind, url: db.location, settings: s.settings };
+    // Ours runs on PostgreSQL or MariaDB here, the peers on PostgreSQL only.
+    if (db.dialect === 'sqlite' || (s.kind !== 'ours' && db.dialect !== 'postgres')) throw new Error(`${s.label} cannot run on ${db.dialect} in a Node 22 child`);
+    const options: PeerWorkerOptions = { kind: s.kind, url: db.location, settings: s.settings, dialect: db.dialect };
     const { worker } = await ChildWorker.start('peer-worker', options, [], 120_000, node.path);
     worker.on((m) => {
       if (m.type === 'tag') ExecutionLog.current.tagStarted(Number(m.tag), Number(m.at));
