@@ -67,7 +67,9 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
         if (!chunk.length) continue;
       }
     }
-    const counts = sql`SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id IN (${sql.list(chunk)}) GROUP BY job_id`;
+    // In id order: the promoted rows' new index entries then go in at each index's end, and their
+    // locks are taken in the order every other multi-row write takes them (PostgreSQL migration 22).
+    const counts = sql`SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id IN (${sql.list(chunk)}) GROUP BY job_id ORDER BY job_id`;
     if (tx.dialect.name === 'mysql') {
       const p = await promoteDependentsMysql(tx, counts);
       if (p < 0) promoted = -1;

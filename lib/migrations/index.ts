@@ -47,6 +47,7 @@ import { JobQueueCompleteViewsPostgres1767500000002 } from './postgres/176750000
 import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queue-keys';
 import { JobQueueReadyByTypeMysql1767700000001 } from './mysql/1767700000001-job-queue-ready-by-type';
 import { JobQueueReadyByTypePostgres1767700000001 } from './postgres/1767700000001-job-queue-ready-by-type';
+import { JobQueuePromotionOrderPostgres1767800000001 } from './postgres/1767800000001-job-queue-promotion-order';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueTracedEnqueueOnePostgres1767500000001,
     JobQueueCompleteViewsPostgres1767500000002,
     JobQueueReadyByTypePostgres1767700000001,
+    JobQueuePromotionOrderPostgres1767800000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

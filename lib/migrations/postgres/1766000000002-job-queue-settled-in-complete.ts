@@ -65,13 +65,16 @@ const NOTIFY_SETTLED_TRIGGER = [
       FOR EACH STATEMENT EXECUTE FUNCTION job_queue_notify_settled()`,
 ];
 
+/** The four-argument complete as this migration leaves it (migration 22 derives from it). */
+export const COMPLETE_SQL_V13 = COMPLETE(true);
+
 export class JobQueueSettledInCompletePostgres1766000000002 extends JobQueueMigration {
   readonly version = 13;
   readonly name = 'JobQueueSettledInComplete1766000000002';
   protected readonly upSql = [
     `DROP TRIGGER IF EXISTS job_queue_settled_notify ON jobs`,
     `DROP FUNCTION IF EXISTS job_queue_notify_settled()`,
-    COMPLETE(true),
+    COMPLETE_SQL_V13,
   ];
   protected readonly downSql = [COMPLETE(false), ...NOTIFY_SETTLED_TRIGGER];
 }

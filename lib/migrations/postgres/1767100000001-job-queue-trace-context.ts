@@ -1,23 +1,8 @@
 import { NOTIFY_CHANNEL, SETTLED_CHANNEL } from '../../notify/notify.sql';
 import { JobQueueMigration } from '../job-queue-migration';
 
-/**
- * Tracing (nestjs-sql-job-queue/tracing): the job's trace context, its enqueue's and then its
- * completed attempt's, for its attempts and its dependents to link to. NULL without tracing; a
- * nullable column without a default is a catalog-only change.
- *
- * A traced worker writes each attempt's context with its result, in the same statement: a
- * five-argument `job_queue_complete` (an overload; the four-argument form of migration 13 is
- * untouched and still what untraced workers call). Its body is migration 13's with a `carrier`
- * column in `v`: a separate UPDATE per batch wrote every finished row twice and cost a traced
- * run at prefetch 500 about half its throughput.
- */
-export class JobQueueTraceContextPostgres1767100000001 extends JobQueueMigration {
-  readonly version = 15;
-  readonly name = 'JobQueueTraceContext1767100000001';
-  protected readonly upSql = [
-    `ALTER TABLE jobs ADD COLUMN trace_context text NULL`,
-    `CREATE FUNCTION job_queue_complete(text, bigint[], text[], boolean, text[])
+/** The five-argument (traced) complete this migration adds (migration 22 derives from it). */
+export const COMPLETE_TRACED_SQL_V15 = `CREATE FUNCTION job_queue_complete(text, bigint[], text[], boolean, text[])
       RETURNS TABLE (kind text, job bigint)
       LANGUAGE plpgsql VOLATILE
       SET plan_cache_mode = force_generic_plan
@@ -50,7 +35,25 @@ export class JobQueueTraceContextPostgres1767100000001 extends JobQueueMigration
       UNION ALL SELECT 'notified'::text, NULL::bigint FROM woken
       UNION ALL SELECT 'told'::text, COUNT(*) FROM told;
     END
-    $body$`,
+    $body$`;
+
+/**
+ * Tracing (nestjs-sql-job-queue/tracing): the job's trace context, its enqueue's and then its
+ * completed attempt's, for its attempts and its dependents to link to. NULL without tracing; a
+ * nullable column without a default is a catalog-only change.
+ *
+ * A traced worker writes each attempt's context with its result, in the same statement: a
+ * five-argument `job_queue_complete` (an overload; the four-argument form of migration 13 is
+ * untouched and still what untraced workers call). Its body is migration 13's with a `carrier`
+ * column in `v`: a separate UPDATE per batch wrote every finished row twice and cost a traced
+ * run at prefetch 500 about half its throughput.
+ */
+export class JobQueueTraceContextPostgres1767100000001 extends JobQueueMigration {
+  readonly version = 15;
+  readonly name = 'JobQueueTraceContext1767100000001';
+  protected readonly upSql = [
+    `ALTER TABLE jobs ADD COLUMN trace_context text NULL`,
+    COMPLETE_TRACED_SQL_V15,
     // A traced worker's read after each claim: the claimed jobs' contexts and their upstreams'.
     // A function so that its plan is made once per session: as an ad-hoc statement per claim of
     // ten jobs (the default concurrency), parsing and planning it was most of its cost.

@@ -12,18 +12,8 @@ const VIEW_COLUMNS: ReadonlyArray<[string, string]> = [
 ];
 const NULLS = VIEW_COLUMNS.map(() => 'NULL').join(', ');
 
-/**
- * Events: `job_queue_complete_views`, migration 15's complete (carriers may be NULL) that also
- * returns a 'view' row per job it completed, the row as written, so that a `completed` listener's
- * view needs no read after the commit. A function, like the complete it extends: as an ad-hoc
- * statement around the complete (parsed and planned per finalize batch of a few jobs) it cost more
- * PostgreSQL CPU per job than the batched read it replaced.
- */
-export class JobQueueCompleteViewsPostgres1767500000002 extends JobQueueMigration {
-  readonly version = 20;
-  readonly name = 'JobQueueCompleteViews1767500000002';
-  protected readonly upSql = [
-    `CREATE FUNCTION job_queue_complete_views(text, bigint[], text[], boolean, text[])
+/** The complete that returns views, as this migration adds it (migration 22 derives from it). */
+export const COMPLETE_VIEWS_SQL_V20 = `CREATE FUNCTION job_queue_complete_views(text, bigint[], text[], boolean, text[])
       RETURNS TABLE (kind text, job bigint, ${VIEW_COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ')})
       LANGUAGE plpgsql VOLATILE
       SET plan_cache_mode = force_generic_plan
@@ -57,7 +47,20 @@ export class JobQueueCompleteViewsPostgres1767500000002 extends JobQueueMigratio
       UNION ALL SELECT 'notified'::text, NULL::bigint, ${NULLS} FROM woken
       UNION ALL SELECT 'told'::text, COUNT(*), ${NULLS} FROM told;
     END
-    $body$`,
+    $body$`;
+
+/**
+ * Events: `job_queue_complete_views`, migration 15's complete (carriers may be NULL) that also
+ * returns a 'view' row per job it completed, the row as written, so that a `completed` listener's
+ * view needs no read after the commit. A function, like the complete it extends: as an ad-hoc
+ * statement around the complete (parsed and planned per finalize batch of a few jobs) it cost more
+ * PostgreSQL CPU per job than the batched read it replaced.
+ */
+export class JobQueueCompleteViewsPostgres1767500000002 extends JobQueueMigration {
+  readonly version = 20;
+  readonly name = 'JobQueueCompleteViews1767500000002';
+  protected readonly upSql = [
+    COMPLETE_VIEWS_SQL_V20,
   ];
   protected readonly downSql = [`DROP FUNCTION job_queue_complete_views(text, bigint[], text[], boolean, text[])`];
 }

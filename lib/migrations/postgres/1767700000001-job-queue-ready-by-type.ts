@@ -1,13 +1,10 @@
+import { swapText } from '../frozen-text';
 import { JobQueueMigration } from '../job-queue-migration';
 import { CLAIM_SQL_V4 } from './1764662400000-job-queue-claim-function';
 import { READY_GROUPS_SQL_V14 } from './1766500000001-job-queue-ready-groups-plpgsql';
 import { CLAIM_ROTATION_SQL_V18 } from './1767400000001-job-queue-rotation-new-visit';
 
-/** `text` with `from` replaced by `to`; throws if `from` is not in it (a frozen text changed). */
-function swap(text: string, from: string, to: string): string {
-  if (!text.includes(from)) throw new Error(`migration 21: text not found: ${from.slice(0, 60)}`);
-  return text.replace(from, to);
-}
+const swap = (text: string, from: string, to: string): string => swapText(21, text, from, to);
 
 const JIT_OFF = (text: string, last: string) => swap(text, `${last}\n    AS $body$`, `${last}\n      SET jit = off\n    AS $body$`);
 
