@@ -5,15 +5,15 @@ import type { Dialect } from 'nestjs-sql-job-queue';
 export interface CpuUse {
   /** CPU of this (the bench) process: the worker under test runs in it. */
   nodeUs: number;
-  /** CPU of the PostgreSQL backends serving the run's database; undefined on other dialects. */
+  /** CPU of the PostgreSQL backends serving the run's database, or of the MariaDB server; undefined on SQLite. */
   databaseUs?: number;
   /** CPU of the worker's own process when it runs in a child (Subject.workerCpuUs). */
   workerUs?: number;
 }
 
 /**
- * CPU time spent between start and stop, in this process and (PostgreSQL) in the database's
- * backends, read from /proc by a sampler process. Unlike wall time, CPU per job hardly depends on
+ * CPU time spent between start and stop, in this process and in the database server (PostgreSQL:
+ * the run database's backends; MariaDB: the server process), read from /proc by a sampler process. Unlike wall time, CPU per job hardly depends on
  * how the machine's cores happen to be shared, so it compares systems on a loaded machine.
  */
 export class CpuMeter {
@@ -24,8 +24,8 @@ export class CpuMeter {
 
   static start(dialect: Dialect, database: string): CpuMeter {
     const sampler =
-      dialect === 'postgres' && process.platform === 'linux'
-        ? fork(join(__dirname, '..', 'workers', 'pg-cpu-sampler.js'), [database], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+      dialect !== 'sqlite' && process.platform === 'linux'
+        ? fork(join(__dirname, '..', 'workers', 'db-cpu-sampler.js'), [dialect, database], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
         : undefined;
     return new CpuMeter(process.cpuUsage(), sampler);
   }

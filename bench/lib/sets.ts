@@ -58,11 +58,12 @@ export async function throughputTable(
   }
   const label = (key: string) => specs.find((s) => s.key === key)?.label ?? key;
   const columns = ['System', 'Enqueue jobs/s', 'Process jobs/s', 'Process time ms', 'Re-executions', 'Node CPU µs/job (bench process)'];
-  const databaseCpu = specs.some((spec) => spec.dialect === 'postgres');
+  const databaseCpu = specs.some((spec) => series.get(`${spec.key}:db-us`));
+  const servers = new Set(specs.map((spec) => spec.dialect));
   // Workers in child processes (peers-node22): the child's own CPU, polled over IPC.
   const workerCpu = specs.some((spec) => series.get(`${spec.key}:worker-us`));
   if (workerCpu) columns.push('Node CPU µs/job (worker process)');
-  if (databaseCpu) columns.push('PostgreSQL CPU µs/job');
+  if (databaseCpu) columns.push(servers.size === 1 && servers.has('mysql') ? 'MariaDB CPU µs/job (whole server)' : servers.size === 1 ? 'PostgreSQL CPU µs/job' : 'database CPU µs/job');
   for (const key of oursKeys) columns.push(`${label(key)} ÷ this (process)`);
   if (oursKeys.length) columns.push(`${label(oursKeys[0])} ÷ this (enqueue)`);
   const oursEnq = oursKeys.length ? series.get(`${oursKeys[0]}:enq`)?.median : undefined;

@@ -40,7 +40,7 @@ export const pgThroughput: Scenario = {
     table.notes = [
       'Process jobs/s = jobs ÷ (first handler start → database shows every job finalized), one worker in the bench process, concurrency 10.',
       'Enqueue jobs/s = batch API in chunks of 1,000, no worker running. Ratios compare medians.',
-      'CPU µs/job, processing phase only (worker start → last job finalized): the bench process (the worker under test and the bench\'s drain polling, alike for every system) from process.cpuUsage(), and the PostgreSQL backends of the run\'s database from /proc (bench/workers/pg-cpu-sampler.ts). On a shared machine these move far less than jobs/s.',
+      'CPU µs/job, processing phase only (worker start → last job finalized): the bench process (the worker under test and the bench\'s drain polling, alike for every system) from process.cpuUsage(), and the PostgreSQL backends of the run\'s database from /proc (bench/workers/db-cpu-sampler.ts). On a shared machine these move far less than jobs/s.',
     ];
     return {
       name: this.name,

@@ -64,7 +64,7 @@ export const processesNode22: Scenario = {
     pgTable.notes = [processNote];
     const mysqlSpecs = [ours('mysql', 1), ours('mysql', 2), ours('mysql', 4)];
     const mysqlTable = await throughputTable(ctx, 'Worker processes on one MariaDB (Node 22)', mysqlSpecs, jobs, failures, ['ours-mysql-1']);
-    mysqlTable.notes = [processNote, 'No peer runs on MariaDB. Its server CPU is not sampled (the sampler reads PostgreSQL backends only).'];
+    mysqlTable.notes = [processNote, 'No peer runs on MariaDB. Its CPU is the whole server process, since the run started.'];
     return {
       name: this.name,
       description: 'Total throughput with 1, 2 and 4 worker processes of ours vs 1 and 2 of graphile-worker 0.18 on one PostgreSQL, and of ours on one MariaDB.',
