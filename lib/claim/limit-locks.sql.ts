@@ -18,7 +18,9 @@ export function allLimitLockNames(limits: JobQueueLimits): string[] {
 
 export async function ensureLimitRows(db: SqlExecutor, names: string[]): Promise<void> {
   if (!names.length) return;
-  const values = sql.join(names.map((n) => sql`(${n})`));
+  // In name order, the order claimers lock these rows in: a start-up's INSERT IGNORE share-locks
+  // the existing rows it meets (MySQL), and in another order it deadlocked with a claimer.
+  const values = sql.join([...names].sort().map((n) => sql`(${n})`));
   const insert =
     db.dialect.name === 'postgres'
       ? sql`INSERT INTO job_queue_locks (name) VALUES ${values} ON CONFLICT DO NOTHING`

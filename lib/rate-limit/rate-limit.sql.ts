@@ -17,7 +17,9 @@ export function allRateLimitNames(rateLimits: Required<JobQueueRateLimits>): str
 
 export async function ensureRateLimitRows(db: SqlExecutor, names: string[]): Promise<void> {
   if (!names.length) return;
-  const values = sql.join(names.map((n) => sql`(${n}, 0, '')`));
+  // In name order, the order claimers lock these rows in: a start-up's INSERT IGNORE share-locks
+  // the existing rows it meets (MySQL), and in another order it deadlocked with a claimer.
+  const values = sql.join([...names].sort().map((n) => sql`(${n}, 0, '')`));
   const insert =
     db.dialect.name === 'postgres'
       ? sql`INSERT INTO job_queue_rate_limits (name, head, counts) VALUES ${values} ON CONFLICT DO NOTHING`

@@ -64,8 +64,9 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
       this.logger.log(`enqueue-only (${this.options.worker ? 'no @JobHandler methods found' : 'worker: false'})`);
       return;
     }
-    await ensureLimitRows(this.connection.db, allLimitLockNames(this.options.limits));
-    await ensureRateLimitRows(this.connection.db, allRateLimitNames(this.options.rateLimits));
+    // In transactions, which retry a deadlock: workers starting together insert the same rows.
+    await this.connection.db.transaction((tx) => ensureLimitRows(tx, allLimitLockNames(this.options.limits)));
+    await this.connection.db.transaction((tx) => ensureRateLimitRows(tx, allRateLimitNames(this.options.rateLimits)));
     if (this.options.dialect === 'postgres' && this.options.listenNotify) {
       await this.listener.start(this.connection.dataSource, (payload) => this.onNotification(payload));
     }
