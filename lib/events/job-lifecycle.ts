@@ -68,30 +68,42 @@ export class JobLifecycle {
   /** Jobs written by an enqueue; with the app's `manager`, delivered when its transaction commits. */
   enqueued(jobs: ReadonlyArray<{ id: number; type: string; group: string }>, manager?: EntityManager, view?: JobSignal['view']): void {
     const at = Date.now();
-    const signals = jobs.map((j): JobSignal => ({ event: 'enqueued', id: j.id, type: j.type, group: j.group, at, view }));
+    const signals = jobs.map((j) => {
+      const s = signal('enqueued', j.id, at, j.type, j.group);
+      s.view = view;
+      return s;
+    });
     if (manager) this.appTransactions.hold(manager, signals);
     else this.report(signals);
   }
 
   /** A claimed attempt starts; `readyAt` is when the job became claimable (run_after), if known. */
   started(job: ClaimedJob, startedAt: number, readyAt?: number): void {
-    this.report([{ ...this.of(job, 'started', startedAt), waitMs: readyAt === undefined ? undefined : Math.max(0, startedAt - readyAt) }]);
+    const s = this.of(job, 'started', startedAt);
+    if (readyAt !== undefined) s.waitMs = Math.max(0, startedAt - readyAt);
+    this.reportOne(s);
   }
 
   progress(job: ClaimedJob, percent: number, stage: string | null): void {
-    this.report([{ ...this.of(job, 'progress', Date.now()), percent, stage }]);
+    const s = this.of(job, 'progress', Date.now());
+    s.percent = percent;
+    s.stage = stage;
+    this.reportOne(s);
   }
 
   /** The finalize of an attempt this process ran was committed with this outcome (`view`: the job's, if the finalize returned it). */
   attemptEnded(job: ClaimedJob, outcome: 'done' | 'retried' | 'failed', durationMs: number, error?: string, view?: JobSignal['view']): void {
-    const event = outcome === 'done' ? 'completed' : outcome === 'retried' ? 'retrying' : 'failed';
-    this.report([{ ...this.of(job, event, Date.now()), durationMs, error, view }]);
+    const s = this.of(job, outcome === 'done' ? 'completed' : outcome === 'retried' ? 'retrying' : 'failed', Date.now());
+    s.durationMs = durationMs;
+    s.error = error;
+    s.view = view;
+    this.reportOne(s);
   }
 
   /** Jobs a sweep put back to `ready` (an expired lease, an overdue attempt); the error is the view's lastError. */
   retrying(ids: readonly number[]): void {
     const at = Date.now();
-    this.report(ids.map((id): JobSignal => ({ event: 'retrying', id, at })));
+    this.report(ids.map((id) => signal('retrying', id, at)));
   }
 
   /** Terminal changes other than this process's own attempts (cascades, roll-ups, cancel, sweeps). */
@@ -101,21 +113,27 @@ export class JobLifecycle {
     for (const s of jobs) {
       if (s.ownAttempt) continue; // reported by the scheduler, with type and duration
       const error = s.outcome === 'cancelled' && s.cause !== undefined && s.cause !== s.id ? `upstream job ${s.cause} failed` : undefined;
-      signals.push({ event: SETTLED_EVENT[s.outcome], id: s.id, at, error });
+      const settled = signal(SETTLED_EVENT[s.outcome], s.id, at);
+      settled.error = error;
+      signals.push(settled);
     }
     if (signals.length) this.report(signals);
   };
 
   private of(job: ClaimedJob, event: JobSignal['event'], at: number): JobSignal {
-    return { event, id: job.id, type: job.type, group: job.group, at, attempt: job.attempts };
+    const s = signal(event, job.id, at, job.type, job.group);
+    s.attempt = job.attempts;
+    return s;
   }
 
   private report(signals: JobSignal[]): void {
+    for (const s of signals) this.reportOne(s);
+  }
+
+  private reportOne(s: JobSignal): void {
     if (!this.active) return;
-    for (const s of signals) {
-      this.queue.push(s);
-      if (!this.viewsQueued && this.needsView(s)) this.viewsQueued = true;
-    }
+    this.queue.push(s);
+    if (!this.viewsQueued && this.needsView(s)) this.viewsQueued = true;
     // Never in the reporting code's turn, so a listener never runs inside a claim or finalize.
     this.flushing ??= new Promise((r) => setImmediate(r)).then(() => this.flush());
   }
@@ -166,4 +184,26 @@ export class JobLifecycle {
       this.logger.warn(`job events: could not read ${ids.size} job view(s) (${(err as Error).message}); those events are dropped`);
     }
   }
+}
+
+/**
+ * Every signal has every field, in one order: one hidden class for all of them. Node 20's V8
+ * took 0.5–2.5 µs to add fields after an object spread (`{ ...of(job), durationMs }`), several
+ * µs per job with a sink registered, and the mixed shapes made every reader megamorphic.
+ */
+function signal(event: JobSignal['event'], id: number, at: number, type?: string, group?: string): JobSignal {
+  return {
+    event,
+    id,
+    type,
+    group,
+    at,
+    attempt: undefined,
+    error: undefined,
+    durationMs: undefined,
+    waitMs: undefined,
+    percent: undefined,
+    stage: undefined,
+    view: undefined,
+  };
 }
