@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isSqliteBusy } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
+import type { Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import { reachesPausedGroup, type ClaimRequest } from './claim-request';
@@ -8,7 +9,7 @@ import { inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
 import { RateGate, relevantRateKeys } from './rate-gate';
-import { postgresClaimStatement, postgresRotationClaimStatement } from './postgres.claim';
+import { postgresClaimCall, postgresClaimInTransaction, postgresClaimStatement } from './postgres.claim';
 import { claimRotation } from './rotation.claim';
 import { claimSqlite } from './sqlite.claim';
 import { withinLimits, type LimitRoom } from './within-limits';
@@ -36,14 +37,10 @@ export class ClaimService {
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
     const byPriority = (rows: ClaimedJob[]) => rows.sort(inClaimOrder);
-    // The claim functions know nothing of paused groups: they serve a claim that could reach one
-    // (an any-group quota, or the rotation) only when none is paused; per-group quotas never name one.
-    const pausedReachable = reachesPausedGroup(request);
     const rateLimited = !!request.rateLimits && relevantRateKeys(request).length > 0;
-    if (this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !pausedReachable && !rateLimited) {
+    if (this.inOneCall(request)) {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
-      const statement = request.rotation ? postgresRotationClaimStatement(request) : postgresClaimStatement(request)!;
-      const { rows } = await this.db.run(statement);
+      const { rows } = await this.db.run(postgresClaimStatement(request)!);
       return byPriority(rows.map(toClaimedJob));
     }
     try {
@@ -61,13 +58,34 @@ export class ClaimService {
 
   /**
    * The same claim inside a transaction the caller holds (a finalize that ends with this worker's
-   * claim, lib/finalize/follow-up-claim.ts): SQLite and MySQL only, whose claim is a transaction
-   * of statements anyway. Errors are the caller's; nothing here retries or swallows them.
+   * claim, lib/finalize/follow-up-claim.ts). Errors are the caller's; nothing here retries or
+   * swallows them.
    */
   async claimWithin(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
     if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
-    const rows = await this.claimIn(tx, request);
+    const rows = this.inOneCall(request) ? (await tx.run(postgresClaimInTransaction(request)!)).rows.map(toClaimedJob) : await this.claimIn(tx, request);
     return rows.sort(inClaimOrder);
+  }
+
+  /**
+   * PostgreSQL: the claim function call (for a FROM clause) that does this claim alone, for a
+   * statement that ends with it (the one-statement complete, lib/finalize/complete.sql.ts).
+   * Null where the claim needs more than the call (limits, rate limits, paused groups it could
+   * reach) or asks for nothing. Its rows go through toClaimedJob and inClaimOrder. The call
+   * turns `synchronous_commit` off for the transaction (see postgresClaimInTransaction): the
+   * statement puts it back.
+   */
+  oneCall(request: ClaimRequest): Sql | null {
+    if (!request.types.length || !this.inOneCall(request)) return null;
+    return postgresClaimCall(request);
+  }
+
+  /** The claim functions know nothing of caps, rate windows, per-process room or paused groups. */
+  private inOneCall(request: ClaimRequest): boolean {
+    // They serve a claim that could reach a paused group (an any-group quota, or the rotation)
+    // only when none is paused; per-group quotas never name one.
+    const rateLimited = !!request.rateLimits && relevantRateKeys(request).length > 0;
+    return this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !reachesPausedGroup(request) && !rateLimited;
   }
 
   private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {

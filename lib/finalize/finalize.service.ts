@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClaimService } from '../claim/claim.service';
-import type { ClaimedJob } from '../claim/claimed-job';
+import { claimedColumns, inClaimOrder, PG_CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from '../claim/claimed-job';
+import type { Row } from '../database/sql-executor';
 import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { JobQueueEvents } from '../events/job-queue.events';
@@ -11,7 +12,7 @@ import { notifyInTransaction } from '../notify/notify.sql';
 import { cascade } from './cascade.sql';
 import { behindSavepoint } from './claim-savepoint.sql';
 import type { FollowUpClaimer } from './follow-up-claim';
-import { completeJobs, completedViewsPostgres, completeWithDependentsPostgres, type Completion } from './complete.sql';
+import { completeJobs, completedViewsPostgres, completeThenClaimPostgres, completeWithDependentsPostgres, type Completion } from './complete.sql';
 import type { JobView } from '../job.types';
 import type { SettledJob } from './settled-job';
 import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
@@ -86,9 +87,10 @@ export class FinalizeService {
   ) {}
 
   /**
-   * Ends every finalize transaction with `claimer`'s claim, after the promotions, where the
-   * finalize is a transaction of statements (SQLite, MySQL); PostgreSQL's completes are one
-   * statement and keep their wake-up. Returns whether it will. Undefined detaches.
+   * Ends every finalize transaction with `claimer`'s claim, after the promotions: a statement of
+   * the transaction on SQLite and MySQL, and on PostgreSQL the last part of the one-statement
+   * complete (completeThenClaimPostgres) or of the transaction. Returns whether it will.
+   * Undefined detaches.
    */
   claimWith(claimer: FollowUpClaimer | undefined): boolean {
     const can = claimer !== undefined && FOLLOW_UP_DIALECTS.includes(this.db.dialect.name);
@@ -173,17 +175,47 @@ export class FinalizeService {
   }
 
   private async completeInOneStatement(owner: string, completions: Completion[]): Promise<WriteOutcome> {
-    const { rows } = await this.db.run(completeWithDependentsPostgres(owner, completions, this.options.listenNotify));
+    const claimer = this.claimer;
+    const views = completions.some((c) => c.wantsView);
+    // The views' complete returns rows of its own; it keeps its wake-up instead of a claim.
+    const request = claimer && !views ? claimer.request() : undefined;
+    const call = request && this.claims.oneCall(request);
+    if (!call) {
+      if (request) claimer!.ended(undefined);
+      else claimer?.missed();
+      const { rows } = await this.db.run(completeWithDependentsPostgres(owner, completions, this.options.listenNotify));
+      return this.completedInOneStatement(completions, rows.map((r) => [String(r.kind), r.job]), rows);
+    }
+    this.claimPassed = false;
+    let rows: Row[];
+    try {
+      ({ rows } = await this.db.run(completeThenClaimPostgres(owner, completions, this.options.listenNotify, call, claimedColumns(request!, PG_CLAIMED_COLUMNS))));
+    } catch (err) {
+      this.claimPassed = true;
+      claimer!.ended(undefined);
+      throw err;
+    }
+    this.claimPassed = true;
+    const kinds = rows[0].done_kinds as string[];
+    const jobs = rows[0].done_jobs as unknown[];
+    const outcome = this.completedInOneStatement(completions, kinds.map((k, i) => [k, jobs[i]]));
+    outcome.claimed = rows.filter((r) => r.id != null).map(toClaimedJob).sort(inClaimOrder);
+    claimer!.ended(outcome.claimed);
+    return outcome;
+  }
+
+  /** The outcome of a one-statement complete from its (kind, job) rows; `rows`: the views' statement's, for the views. */
+  private completedInOneStatement(completions: Completion[], kinds: Array<[string, unknown]>, rows?: Row[]): WriteOutcome {
     const refused = new Set<number>();
     let promoted = 0;
-    for (const r of rows) {
-      if (r.kind === 'refused') refused.add(Number(r.job));
-      else if (r.kind === 'promoted') promoted = Number(r.job);
+    for (const [kind, job] of kinds) {
+      if (kind === 'refused') refused.add(Number(job));
+      else if (kind === 'promoted') promoted = Number(job);
     }
     const done: SettledJob[] = [];
     const notified = this.options.listenNotify; // the statement announced them (SettledNotifier skips them)
     for (const c of completions) if (!refused.has(c.id)) done.push({ id: c.id, parentId: null, outcome: 'done', notified });
-    const views = completions.some((c) => c.wantsView) ? completedViewsPostgres(rows, completions, this.db.dialect) : undefined;
+    const views = rows && completions.some((c) => c.wantsView) ? completedViewsPostgres(rows, completions, this.db.dialect) : undefined;
     return { done, failed: { retried: [] as number[], failed: [] as SettledJob[] }, result: { settled: done, promoted }, views };
   }
 
@@ -321,8 +353,8 @@ export class FinalizeService {
   }
 }
 
-/** Where a finalize is a transaction of statements that a claim can end (see FollowUpClaimer). */
-const FOLLOW_UP_DIALECTS: readonly string[] = ['sqlite', 'mysql'];
+/** Where a finalize can end with the worker's claim (see FollowUpClaimer): every dialect now. */
+const FOLLOW_UP_DIALECTS: readonly string[] = ['sqlite', 'mysql', 'postgres'];
 
 function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
   return (p.completion ?? p.failure)!.id;

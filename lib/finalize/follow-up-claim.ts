@@ -2,8 +2,9 @@ import type { ClaimRequest } from '../claim/claim-request';
 import type { ClaimedJob } from '../claim/claimed-job';
 
 /**
- * The worker's side of a finalize transaction that ends with the worker's own claim (SQLite and
- * MySQL, whose finalize is a transaction of statements anyway). A chain link used to cost three
+ * The worker's side of a finalize transaction that ends with the worker's own claim (on
+ * PostgreSQL the one-statement complete's last part, lib/finalize/complete.sql.ts's
+ * completeThenClaimPostgres). A chain link used to cost three
  * transactions: a claim when the slot freed (nothing ready yet), the finalize that promotes the
  * next link, and the claim the promotion's wake started. Claiming after the promotion, inside
  * the finalize, takes the next link in the same transaction. The scheduler provides this port,

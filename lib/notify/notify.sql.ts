@@ -11,10 +11,21 @@ export const NOTIFY_CHANNEL = 'nestjs_sql_job_queue';
 export const SETTLED_CHANNEL = 'nestjs_sql_job_queue_settled';
 
 /**
- * Payloads: `r` = ready work exists; `c:<id>` = job <id> was cancelled while it may be running;
- * `p` = the paused types or groups changed.
+ * Payloads: `r` = ready work exists; `r:<worker id>` = the same, from a complete that ended
+ * with that worker's claim (it took what it could, so it ignores its own); `c:<id>` = job <id>
+ * was cancelled while it may be running; `p` = the paused types or groups changed.
  */
-export type NotifyPayload = 'r' | 'p' | `c:${number}`;
+export type NotifyPayload = 'r' | 'p' | `c:${number}` | `r:${string}`;
+
+/** The ready wake sent by `owner`'s complete that ended with its own claim. */
+export function readyPayloadOf(owner: string): NotifyPayload {
+  return `r:${owner}`;
+}
+
+/** Whether a payload announces ready work to the worker `self`: every ready wake but its own. */
+export function announcesReadyTo(payload: string, self: string): boolean {
+  return payload === 'r' || (payload.startsWith('r:') && payload.slice(2) !== self);
+}
 
 /**
  * PostgreSQL only: NOTIFY inside the caller's transaction, delivered to listeners when (and

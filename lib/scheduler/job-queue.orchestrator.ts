@@ -15,6 +15,7 @@ import { FinalizeService } from '../finalize/finalize.service';
 import { JobHandlerRegistry } from '../handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
+import { announcesReadyTo } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
 import { SettledNotifier } from '../notify/settled.notifier';
 import { PausedWork } from '../pause/paused-work';
@@ -111,7 +112,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
   }
 
   private onNotification(payload: string): void {
-    if (payload === 'r') this.scheduler.trigger();
+    if (announcesReadyTo(payload, this.options.workerId)) this.scheduler.trigger();
     else if (payload === 'p') void this.refreshPaused();
     else if (payload.startsWith('c:')) this.events.cancelled([Number(payload.slice(2))]);
   }

@@ -45,9 +45,9 @@ interface InFlight {
  * The tick: scan → rank → lease → dispatch → persist. Ticks never overlap; a request during a
  * tick runs another right after it. Ticks are requested when a job finishes (its slot is free
  * at once, before its result is even written), on a wake (a local enqueue or promotion, or a
- * PostgreSQL notification), and by the idle poll. On SQLite and MySQL a finalize transaction
- * ends with the claim a tick would make (see followUps), and a tick leaves its claim to such a
- * write when one is about to run.
+ * PostgreSQL notification), and by the idle poll. A finalize transaction ends with the claim a
+ * tick would make (see followUps), and a tick leaves its claim to such a write when one is
+ * about to run.
  */
 @Injectable()
 export class SchedulerService {
@@ -265,8 +265,11 @@ export class SchedulerService {
     }
   }
 
-  /** The claim a tick makes now: free slots (plus prefetch) by the slot planner, under the caps. */
-  private planClaim(): PlannedClaim | undefined {
+  /**
+   * The claim a tick makes now: free slots (plus prefetch) by the slot planner, under the caps.
+   * `afterFinalize`: the claim that ends a finalize (see followUps).
+   */
+  private planClaim(afterFinalize = false): PlannedClaim | undefined {
     const free = this.freeSlots();
     if ((free <= 0 && !this.buffer.low) || Date.now() < this.pausedUntil) return undefined;
     const room: Record<string, number> = {};
@@ -287,6 +290,7 @@ export class SchedulerService {
       types,
       inFlightByGroup: this.inFlightByGroup,
       pausedGroups: this.paused.groups,
+      afterFinalize,
     });
     if (!quotas.length && !rotation) return undefined;
     const request: ClaimRequest = {
@@ -363,7 +367,7 @@ export class SchedulerService {
       }
       let planned: PlannedClaim | undefined;
       try {
-        planned = this.planClaim();
+        planned = this.planClaim(true);
       } catch (err) {
         // Never the finalize's failure: it commits without a claim, and `missed` starts a tick.
         this.logger.warn(`could not plan the claim after a finalize (${(err as Error).message})`);

@@ -15,6 +15,8 @@ export interface PlanInput {
   inFlightByGroup: ReadonlyMap<string, number>;
   /** Paused groups: given no slots (the claim excludes them too). */
   pausedGroups?: ReadonlySet<string>;
+  /** The claim that ends this worker's finalize, right after its promotions (see plan). */
+  afterFinalize?: boolean;
 }
 
 /** What to claim: per-group or any-group quotas, or slots to fill by the shared rotation. */
@@ -46,6 +48,11 @@ export class SlotPlanner {
   /** Bumped by invalidate(): a refresh begun before the bump may predate what ran dry. */
   private generation = 0;
   private readonly fair = newFairShareState();
+  /**
+   * When a read last found no ready group (0: never). Kept apart from `groups.at`, which a short
+   * claim resets: an empty list has no group that ran dry, so that reset does not make it wrong.
+   */
+  private emptyReadAt = 0;
 
   constructor(
     private readonly db: SqlExecutor,
@@ -75,6 +82,14 @@ export class SlotPlanner {
       return slots > 0 ? { quotas: [], rotation: slots } : { quotas: [] };
     }
     if (input.free <= 0) return { quotas: [] };
+    // A recent look found no group ready (not: no look yet), and this claim ends a
+    // finalize: what is ready now is mostly what that finalize promoted (a chain's next link).
+    // The plain claim takes it; the rotation would walk the groups for it and come back short,
+    // which walks them once more (invalidate). Nothing was waiting at the last look, so no
+    // backlog is passed over; the next look (within GROUPS_TTL_MS) brings the rotation back.
+    if (list.length === 0 && input.afterFinalize && !this.groups.list.length && Date.now() - this.emptyReadAt <= 2 * GROUPS_TTL_MS) {
+      return { quotas: [{ limit: input.free }] };
+    }
     if (list.length === 0) return { quotas: [], rotation: input.free };
     const demand = list.map((g) => ({
       group: g.group,
@@ -104,6 +119,7 @@ export class SlotPlanner {
         // A claim that came back short while this read ran may have seen later work than it did.
         const outdated = generation !== this.generation;
         this.groups = { list, at: outdated ? 0 : Date.now() };
+        this.emptyReadAt = list.length ? 0 : Date.now();
         // Any newcomer, not only a first or second group: an idle worker that last saw groups
         // a and b, woken for a job of group c, claims for a and b, gets nothing, and would
         // otherwise wait for its poll.

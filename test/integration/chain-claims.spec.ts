@@ -21,7 +21,7 @@ const LINKS = 300;
  * Claims per link, from measurements (300 links, one worker): SQLite 1.00 and MariaDB 1.00 per
  * link in every run (3.00 and 2.10 before); PostgreSQL 2.00-2.37 (2.76 before). Polls add a few more.
  */
-const MAX_CLAIMS_PER_LINK = { sqlite: 1.3, mysql: 1.3, postgres: 3 } as const;
+const MAX_CLAIMS_PER_LINK = { sqlite: 1.3, mysql: 1.3, postgres: 1.3 } as const;
 
 @Injectable()
 class Handlers {
@@ -47,6 +47,13 @@ describeDialects('a chain claims about once per link', (db) => {
     service.claimWithin = (tx, request) => {
       counts.finalize++;
       return claimWithin(tx, request);
+    };
+    // PostgreSQL's one-statement complete ends with this call instead.
+    const oneCall = service.oneCall.bind(service);
+    service.oneCall = (request) => {
+      const call = oneCall(request);
+      if (call) counts.finalize++;
+      return call;
     };
   });
   afterAll(() => app?.close());

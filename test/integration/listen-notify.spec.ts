@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { JobHandler } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp } from '../support/queue-app';
 import { WorkerProcess } from '../support/worker-process';
@@ -29,6 +31,58 @@ describeDialects(
       } finally {
         worker.kill();
         await app.close();
+      }
+    });
+  },
+  ['postgres'],
+);
+
+@Injectable()
+class UpstreamHandlers {
+  @JobHandler('up')
+  async up(): Promise<null> {
+    return null;
+  }
+}
+
+@Injectable()
+class DownstreamHandlers {
+  @JobHandler('down')
+  async down(): Promise<null> {
+    return null;
+  }
+}
+
+/**
+ * A complete that ends with its worker's claim sends its ready wake as `r:<worker id>`, which
+ * that worker ignores (lib/notify/notify.sql.ts). Another worker must still hear it: here the
+ * promoted job is of a type only the other worker runs, so the claiming worker takes nothing.
+ */
+describeDialects(
+  'LISTEN/NOTIFY wake-up after a complete that claimed',
+  (db) => {
+    it('wakes an idle worker of another type (poll 5 s) for the dependent a complete promoted', async () => {
+      const upstream = await startQueueApp(db, { pollIntervalMs: 5_000, concurrency: 4, externalTypes: ['down'] }, [UpstreamHandlers]);
+      const downstream = await startQueueApp(db, { pollIntervalMs: 5_000, concurrency: 4 }, [DownstreamHandlers]);
+      try {
+        await new Promise((r) => setTimeout(r, 300)); // idle: the first polls have come and gone
+        const gaps: number[] = [];
+        for (let i = 0; i < 10; i++) {
+          const ids = await upstream.queue.enqueueGraph([
+            { ref: 'up', type: 'up' },
+            { ref: 'down', type: 'down', dependsOn: ['up'] },
+          ]);
+          const down = await downstream.queue.waitFor(ids.down, { timeoutMs: 4_000 });
+          const up = await upstream.queue.get(ids.up);
+          // Both from the database clock: the upstream's finalize commit → the dependent's claim.
+          gaps.push(down.startedAt!.getTime() - up!.finishedAt!.getTime());
+        }
+        gaps.sort((a, b) => a - b);
+        process.stdout.write(`[${db.dialect}] promotion → other worker's start: median ${gaps[5]} ms, max ${gaps[9]} ms (poll 5000 ms)\n`);
+        expect(gaps[9]).toBeLessThan(500);
+      } finally {
+        await downstream.close();
+        await upstream.close();
       }
     });
   },

@@ -50,4 +50,23 @@ describeDialects('SlotPlanner', (db) => {
     await new Promise((r) => setTimeout(r, 500));
     expect(replans).toBe(1);
   });
+
+  it("plans a finalize's claim as the plain claim only after a recent look found no group ready", async () => {
+    const planner = new SlotPlanner(app.db, 4, {}, () => undefined);
+    const afterFinalize = { ...input, afterFinalize: true };
+    // No look yet: the rotation, which is fair whatever arrived.
+    expect(planner.plan(afterFinalize)).toEqual({ quotas: [], rotation: 4 });
+    await new Promise((r) => setTimeout(r, 100)); // the look that plan() began: nothing ready
+    // A finalize's claim now takes what it promoted with the plain claim; a tick keeps the rotation.
+    expect(planner.plan(afterFinalize)).toEqual({ quotas: [{ limit: 4 }] });
+    expect(planner.plan(input)).toEqual({ quotas: [], rotation: 4 });
+    // A short claim resets the list's age; the empty look still counts.
+    planner.invalidate();
+    expect(planner.plan(afterFinalize)).toEqual({ quotas: [{ limit: 4 }] });
+    // A backlog of many groups, once seen, is the rotation's again, finalize or not.
+    await Promise.all(['a', 'b', 'c', 'd', 'e'].map((group) => app.queue.enqueue({ type: 't', group })));
+    planner.invalidate();
+    await eventually('five groups seen', async () => planner.plan(afterFinalize).rotation === 4, 5_000);
+  });
 });
+
