@@ -16,6 +16,12 @@ import type { ClaimedJob } from '../claim/claimed-job';
  * calls `missed`, so that a tick that left its claim to this write claims after all.
  */
 export interface FollowUpClaimer {
+  /**
+   * The worker knows of no ready work (its last look found none): what the finalize promotes
+   * is what it would claim next. PostgreSQL ends a finalize with the claim only then (see
+   * FinalizeService.claimsNext): its claims otherwise run beside the finalize, not after it.
+   */
+  nothingReady(): boolean;
   /** The claim a tick would make now, or undefined for none (the caller then claims nothing). */
   request(): ClaimRequest | undefined;
   /** After the transaction: the jobs claimed, or undefined when the claim did not commit. */

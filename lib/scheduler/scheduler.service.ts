@@ -358,6 +358,7 @@ export class SchedulerService {
 
   /** The port through which a finalize transaction ends with this worker's claim (lib/finalize/follow-up-claim.ts). */
   private readonly followUps: FollowUpClaimer = {
+    nothingReady: () => this.planner.nothingReady,
     request: () => {
       if (!this.accepting) return undefined;
       if (this.ticking && !this.followUp) {

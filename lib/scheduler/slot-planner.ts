@@ -87,9 +87,7 @@ export class SlotPlanner {
     // The plain claim takes it; the rotation would walk the groups for it and come back short,
     // which walks them once more (invalidate). Nothing was waiting at the last look, so no
     // backlog is passed over; the next look (within GROUPS_TTL_MS) brings the rotation back.
-    if (list.length === 0 && input.afterFinalize && !this.groups.list.length && Date.now() - this.emptyReadAt <= 2 * GROUPS_TTL_MS) {
-      return { quotas: [{ limit: input.free }] };
-    }
+    if (list.length === 0 && input.afterFinalize && this.nothingReady) return { quotas: [{ limit: input.free }] };
     if (list.length === 0) return { quotas: [], rotation: input.free };
     const demand = list.map((g) => ({
       group: g.group,
@@ -98,6 +96,11 @@ export class SlotPlanner {
     }));
     const quotas = [...fairShare(demand, this.concurrency, input.free, this.fair)].map(([group, limit]) => ({ group, limit }));
     return { quotas };
+  }
+
+  /** A recent look found no group with ready work (not: no look yet). */
+  get nothingReady(): boolean {
+    return !this.groups.list.length && Date.now() - this.emptyReadAt <= 2 * GROUPS_TTL_MS;
   }
 
   /**

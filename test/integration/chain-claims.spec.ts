@@ -8,9 +8,10 @@ import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app'
  * MariaDB the finalize transaction ends with the worker's claim, after the promotion, so the
  * next link is taken in the same transaction; a tick that finds such a write queued leaves the
  * claim to it. Before, a link cost about three claims: one when the slot freed (nothing ready
- * yet), one on the promotion's wake, one after the result was written. PostgreSQL's complete is
- * one statement and keeps its wake-up (its bound is what it measured). Counted: every claim the
- * worker makes, by a tick (ClaimService.claim) or at the end of a finalize (claimWithin).
+ * yet), one on the promotion's wake, one after the result was written. On PostgreSQL the claim
+ * is the last part of the complete's one statement, when the worker knows of nothing else ready
+ * (between links). Counted: every claim the worker makes, by a tick (ClaimService.claim) or at
+ * the end of a finalize (claimWithin, or PostgreSQL's ClaimService.oneCall).
  *
  * The poll is 5 s: a missed wake would stall a link until a poll, which the largest gap between
  * a link's end and the next one's start shows.
@@ -18,8 +19,8 @@ import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app'
 const LINKS = 300;
 
 /**
- * Claims per link, from measurements (300 links, one worker): SQLite 1.00 and MariaDB 1.00 per
- * link in every run (3.00 and 2.10 before); PostgreSQL 2.00-2.37 (2.76 before). Polls add a few more.
+ * Claims per link, from measurements (300 links, one worker): 1.00 per link on every dialect in
+ * every run (before: SQLite 3.00, MariaDB 2.10, PostgreSQL 2.00-2.37). Polls add a few more.
  */
 const MAX_CLAIMS_PER_LINK = { sqlite: 1.3, mysql: 1.3, postgres: 1.3 } as const;
 
