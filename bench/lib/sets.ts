@@ -43,7 +43,10 @@ export async function throughputTable(
     }
   }
   for (let run = 1; run <= ctx.config.runs; run++) {
-    for (const spec of specs) {
+    // Each run starts one row later: what a position costs (runs late in a process were slower
+    // even after the warm-up) falls on every row in turn.
+    const order = specs.map((_, i) => specs[(i + run - 1) % specs.length]);
+    for (const spec of order) {
       const what = `${spec.label} [${spec.dialect}] run ${run}/${ctx.config.runs}`;
       try {
         const r = await measureThroughput(spec.dialect, spec.factory, jobs);
@@ -102,7 +105,10 @@ export async function latencyTable(ctx: BenchContext, title: string, specs: Syst
   const series = new RunSeries();
   const counts = new Map<string, number>();
   for (let run = 1; run <= ctx.config.runs; run++) {
-    for (const spec of specs) {
+    // Each run starts one row later: what a position costs (runs late in a process were slower
+    // even after the warm-up) falls on every row in turn.
+    const order = specs.map((_, i) => specs[(i + run - 1) % specs.length]);
+    for (const spec of order) {
       const what = `${spec.label} [${spec.dialect}] run ${run}/${ctx.config.runs}`;
       const n = Math.min(samples, spec.samples ?? samples);
       counts.set(spec.key, n);
