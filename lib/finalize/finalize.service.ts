@@ -93,9 +93,8 @@ export class FinalizeService {
    * Undefined detaches.
    */
   claimWith(claimer: FollowUpClaimer | undefined): boolean {
-    const can = claimer !== undefined && FOLLOW_UP_DIALECTS.includes(this.db.dialect.name);
-    this.claimer = can ? claimer : undefined;
-    return can;
+    this.claimer = claimer;
+    return claimer !== undefined;
   }
 
   /**
@@ -362,9 +361,6 @@ export class FinalizeService {
     this.lose(items);
   }
 }
-
-/** Where a finalize can end with the worker's claim (see FollowUpClaimer): every dialect now. */
-const FOLLOW_UP_DIALECTS: readonly string[] = ['sqlite', 'mysql', 'postgres'];
 
 function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
   return (p.completion ?? p.failure)!.id;
