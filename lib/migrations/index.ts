@@ -48,6 +48,7 @@ import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queu
 import { JobQueueReadyByTypeMysql1767700000001 } from './mysql/1767700000001-job-queue-ready-by-type';
 import { JobQueueReadyByTypePostgres1767700000001 } from './postgres/1767700000001-job-queue-ready-by-type';
 import { JobQueuePromotionOrderPostgres1767800000001 } from './postgres/1767800000001-job-queue-promotion-order';
+import { JobQueueClaimUnionAllPostgres1767900000001 } from './postgres/1767900000001-job-queue-claim-union-all';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -74,6 +75,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueCompleteViewsPostgres1767500000002,
     JobQueueReadyByTypePostgres1767700000001,
     JobQueuePromotionOrderPostgres1767800000001,
+    JobQueueClaimUnionAllPostgres1767900000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

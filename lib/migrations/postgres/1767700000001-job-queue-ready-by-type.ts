@@ -26,7 +26,7 @@ const CLAIM_SQL_V14 = swap(
  * probes' rows, never the ready rows; with enable_sort off its cost is the planner's disable cost,
  * which would JIT-compile every claim, hence jit off.
  */
-const CLAIM_SQL_V21 = JIT_OFF(
+export const CLAIM_SQL_V21 = JIT_OFF(
   swap(
     swap(
       CLAIM_SQL_V14,
