@@ -1,7 +1,8 @@
 /**
  * pg-ceiling — issue 15 point 2: how close the worker comes to what its own schema allows on
  * PostgreSQL. The ceiling runs the worker's SQL functions in a loop from one and from two
- * connections (claim 500 → complete 500, no Node app in the way: bench/lib/ours/ceiling-subject.ts);
+ * connections (claim 500 → complete 500, no Node app in the way: bench/lib/ours/ceiling-subject.ts),
+ * and from one at the defaults' batch of 10;
  * the worker runs with `prefetch: 500` (the same batch) and at defaults. Interleaved runs on
  * fresh databases, with CPU per job for both sides.
  */
@@ -17,6 +18,8 @@ const SYSTEMS: SystemSpec[] = [
   { key: 'ours', label: 'ours (defaults)', dialect: 'postgres', factory: ourSubject({ label: 'nestjs-sql-job-queue' }) },
   { key: 'ceiling-1', label: 'SQL loop, 1 connection', dialect: 'postgres', factory: ceilingSubject({ label: 'ceiling', connections: 1, batch: 500 }) },
   { key: 'ceiling-2', label: 'SQL loop, 2 connections', dialect: 'postgres', factory: ceilingSubject({ label: 'ceiling', connections: 2, batch: 500 }) },
+  // The defaults claim and complete about 10 jobs a call (concurrency 10, prefetch 10): their ceiling is this one.
+  { key: 'ceiling-10', label: 'SQL loop, 1 connection, batch 10', dialect: 'postgres', factory: ceilingSubject({ label: 'ceiling', connections: 1, batch: 10 }) },
 ];
 
 export const pgCeiling: Scenario = {
@@ -26,7 +29,7 @@ export const pgCeiling: Scenario = {
     const failures = new FailureLog();
     const table = await throughputTable(ctx, 'PostgreSQL: the worker against its own SQL in a loop', SYSTEMS, jobs, failures, ['ours-fast', 'ours']);
     table.notes = [
-      'SQL loop: each connection calls job_queue_claim for 500 jobs (leased and started in one statement), then job_queue_complete for all 500, until a claim comes back empty; the same functions and the same batch as the worker with prefetch 500, without Nest, handlers, the scheduler or the finalizer.',
+      'SQL loop: each connection calls job_queue_claim for 500 jobs (leased and started in one statement), then job_queue_complete for all 500, until a claim comes back empty; the same functions and the same batch as the worker with prefetch 500, without Nest, handlers, the scheduler or the finalizer. Batch 10: the same loop 10 jobs a call, the batch the defaults claim and complete (ours (defaults) ÷ that row is the defaults\' share of their ceiling).',
       '"ours ÷ this" on a SQL-loop row is the share of the ceiling the worker reaches. The PostgreSQL CPU per job of the loop is the database cost of the schema itself; the worker adds its own statements (lease renewal, sweeps) and smaller batches at defaults.',
       'Enqueue is ours (enqueueGraph in chunks of 1,000) for every row.',
     ];
