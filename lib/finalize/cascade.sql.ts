@@ -47,8 +47,8 @@ export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<C
  * Counts down the dependents of `doneIds` and readies those with nothing left to wait for, one
  * set-based statement per slice of finished jobs: a job with 100,000 dependents binds one
  * parameter, not 100,000, and its dependents never travel through this process (MySQL: see
- * promoteDependentsMysql). On SQLite a job with more dependents than one slice only gets a
- * promotion cursor here; SlicedPromotions counts its dependents down after the commit, a
+ * promoteDependentsMysql). On SQLite and PostgreSQL a job with more dependents than one slice only
+ * gets a promotion cursor here (PostgreSQL's one-statement completes do the same, migration 24); SlicedPromotions counts its dependents down after the commit, a
  * transaction per slice (`sliced` says how many cursors were opened).
  */
 async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ promoted: number; sliced: number }> {
@@ -57,7 +57,7 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
   const now = tx.dialect.now();
   for (const all of chunked(doneIds)) {
     let chunk = all;
-    if (tx.dialect.name === 'sqlite') {
+    if (tx.dialect.name !== 'mysql') {
       const many = await jobsWithManyDependents(tx, all);
       if (many.length) {
         await openPromotionCursors(tx, many);

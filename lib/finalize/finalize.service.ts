@@ -217,15 +217,17 @@ export class FinalizeService {
   private completedInOneStatement(completions: Completion[], kinds: Array<[string, unknown]>, rows?: Row[]): WriteOutcome {
     const refused = new Set<number>();
     let promoted = 0;
+    let sliced = 0;
     for (const [kind, job] of kinds) {
       if (kind === 'refused') refused.add(Number(job));
       else if (kind === 'promoted') promoted = Number(job);
+      else if (kind === 'sliced') sliced = Number(job);
     }
     const done: SettledJob[] = [];
     const notified = this.options.listenNotify; // the statement announced them (SettledNotifier skips them)
     for (const c of completions) if (!refused.has(c.id)) done.push({ id: c.id, parentId: null, outcome: 'done', notified });
     const views = rows && completions.some((c) => c.wantsView) ? completedViewsPostgres(rows, completions, this.db.dialect) : undefined;
-    return { done, failed: { retried: [] as number[], failed: [] as SettledJob[] }, result: { settled: done, promoted }, views };
+    return { done, failed: { retried: [] as number[], failed: [] as SettledJob[] }, result: { settled: done, promoted, sliced }, views };
   }
 
   /** PostgreSQL, nothing but completions of jobs outside containers: one statement. */
@@ -315,7 +317,7 @@ export class FinalizeService {
     this.events.settled(outcome.result.settled);
     // A claim that ended the transaction came after the promotions: it was the wake's claim.
     if (outcome.result.promoted !== 0 && !outcome.claimed) this.events.wake();
-    if (outcome.result.sliced) void this.promotions.resume(); // SQLite: the rest of a huge promotion, a slice per transaction
+    if (outcome.result.sliced) void this.promotions.resume(); // the rest of a huge promotion, a slice per transaction
     for (const p of items) {
       const id = idOf(p);
       const result = status.get(id) ?? 'lost';

@@ -1,10 +1,13 @@
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
+import { notifyInTransaction } from '../notify/notify.sql';
 
 /**
- * SQLite: dependents one transaction counts down for a single done job. Past this, the job's
- * promotion goes to a cursor (SQLite migration 10) and runs in slices of this size, one transaction each:
- * about 20-50 ms of write lock per slice on a loaded machine instead of 1-2 s for 100,000.
+ * SQLite and PostgreSQL: dependents one transaction counts down for a single done job. Past this,
+ * the job's promotion goes to a cursor (SQLite migration 10, PostgreSQL migration 24, whose
+ * completes have this number written in) and runs in slices of this size, one transaction each:
+ * about 20-50 ms per slice on a loaded machine instead of 1-2 s for 100,000, SQLite's write lock
+ * free in between, and the first dependents running while the rest are counted down.
  */
 export const PROMOTION_SLICE = 2_000;
 
@@ -31,10 +34,13 @@ export interface SliceOutcome {
  * One slice of one open cursor, in the caller's transaction: counts down the next `slice`
  * dependents (by id) of the cursor's job, then advances the cursor past them, or drops it after
  * the last. The UPDATE and the cursor move commit together, so a crash between slices neither
- * loses a dependent nor counts one down twice.
+ * loses a dependent nor counts one down twice. On PostgreSQL the cursor row is locked with SKIP
+ * LOCKED (processes work on different cursors, or one waits for none), the dependents are
+ * locked in id order like every other multi-row write, and `notify` announces what became ready.
  */
-export async function promoteNextSlice(tx: SqlExecutor, slice = PROMOTION_SLICE): Promise<SliceOutcome> {
-  const { rows: cursors } = await tx.run(sql`SELECT job_id, after_job_id FROM job_queue_promotions ORDER BY job_id LIMIT 1`);
+export async function promoteNextSlice(tx: SqlExecutor, slice = PROMOTION_SLICE, notify = false): Promise<SliceOutcome> {
+  const pg = tx.dialect.name === 'postgres';
+  const { rows: cursors } = await tx.run(sql`SELECT job_id, after_job_id FROM job_queue_promotions ORDER BY job_id LIMIT 1${pg ? sql` FOR UPDATE SKIP LOCKED` : sql``}`);
   if (!cursors.length) return { promoted: 0, found: false };
   const job = Number(cursors[0].job_id);
   const after = Number(cursors[0].after_job_id);
@@ -43,16 +49,21 @@ export async function promoteNextSlice(tx: SqlExecutor, slice = PROMOTION_SLICE)
   const upTo = bound.length ? Number(bound[0].job_id) : null;
   const range = upTo === null ? sql`` : sql` AND job_id <= ${upTo}`;
   const now = tx.dialect.now();
+  const counts = sql`SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id = ${job} AND job_id > ${after}${range} GROUP BY job_id`;
   // The same countdown as the unsliced promotion (lib/finalize/cascade.sql.ts), for one slice.
-  const { rows } = await tx.run(sql`UPDATE jobs SET
-      state = CASE WHEN jobs.state = 'waiting' AND jobs.is_container = 0 AND jobs.pending_deps - dep.n <= 0 THEN 'ready' ELSE jobs.state END,
-      pending_deps = jobs.pending_deps - dep.n, updated_at = ${now}
-    FROM (SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id = ${job} AND job_id > ${after}${range} GROUP BY job_id) AS dep
-    WHERE jobs.id = dep.job_id
-    RETURNING jobs.state`);
+  const set = sql`state = CASE WHEN jobs.state = 'waiting' AND jobs.is_container = 0 AND jobs.pending_deps - dep.n <= 0 THEN 'ready' ELSE jobs.state END,
+      pending_deps = jobs.pending_deps - dep.n, updated_at = ${now}`;
+  if (pg) await tx.run(sql`SET LOCAL enable_hashjoin = off`); // the join walks dep in id order, so locks go in id order
+  const { rows } = await tx.run(
+    pg
+      ? sql`WITH dep AS MATERIALIZED (${counts} ORDER BY job_id) UPDATE jobs SET ${set} FROM dep WHERE jobs.id = dep.job_id RETURNING jobs.state`
+      : sql`UPDATE jobs SET ${set} FROM (${counts}) AS dep WHERE jobs.id = dep.job_id RETURNING jobs.state`,
+  );
   if (upTo === null) await tx.run(sql`DELETE FROM job_queue_promotions WHERE job_id = ${job}`);
   else await tx.run(sql`UPDATE job_queue_promotions SET after_job_id = ${upTo} WHERE job_id = ${job}`);
-  return { promoted: rows.filter((r) => r.state === 'ready').length, found: true };
+  const promoted = rows.filter((r) => r.state === 'ready').length;
+  if (promoted && notify) await notifyInTransaction(tx, 'r');
+  return { promoted, found: true };
 }
 
 /**

@@ -49,6 +49,7 @@ import { JobQueueReadyByTypeMysql1767700000001 } from './mysql/1767700000001-job
 import { JobQueueReadyByTypePostgres1767700000001 } from './postgres/1767700000001-job-queue-ready-by-type';
 import { JobQueuePromotionOrderPostgres1767800000001 } from './postgres/1767800000001-job-queue-promotion-order';
 import { JobQueueClaimUnionAllPostgres1767900000001 } from './postgres/1767900000001-job-queue-claim-union-all';
+import { JobQueuePromotionSlicesPostgres1767900000002 } from './postgres/1767900000002-job-queue-promotion-slices';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -76,6 +77,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyByTypePostgres1767700000001,
     JobQueuePromotionOrderPostgres1767800000001,
     JobQueueClaimUnionAllPostgres1767900000001,
+    JobQueuePromotionSlicesPostgres1767900000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

@@ -4,14 +4,15 @@ import { PROMOTION_SLICE, promoteNextSlice } from '../../lib/finalize/promotion-
 import { SlicedPromotions } from '../../lib/finalize/sliced-promotions';
 import { describeDialects } from '../support/describe-dialects';
 import { finalizeCounts, installProbes } from '../support/probe-tables';
-import { startQueueApp, type QueueApp } from '../support/queue-app';
+import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
 
 /**
- * SQLite counts down the dependents of a job with more than PROMOTION_SLICE of them in slices,
- * a transaction each, behind a cursor (migration 9). These specs stop a worker right after its
- * first slice committed, as a crash there would, and check that another process finishes the
- * promotion from the cursor: every dependent runs, each finalized once, none counted down twice.
+ * SQLite and PostgreSQL count down the dependents of a job with more than PROMOTION_SLICE of
+ * them in slices, a transaction each, behind a cursor (SQLite migration 10, PostgreSQL migration
+ * 24). These specs stop a worker right after its first slice committed, as a crash there would,
+ * and check that another process finishes the promotion from the cursor: every dependent runs,
+ * each finalized once, none counted down twice.
  */
 const WIDTH = PROMOTION_SLICE * 2 + 500;
 
@@ -32,6 +33,11 @@ async function workerThatStopsAfterOneSlice(db: Parameters<typeof startQueueApp>
     if (slices++ === 0) await app.db.transaction((tx) => promoteNextSlice(tx));
   };
   return app;
+}
+
+async function stateOf(app: QueueApp, id: number): Promise<{ state: string; pending_deps: number }> {
+  const [row] = await app.rows(`SELECT state, pending_deps FROM jobs WHERE id = ${id}`);
+  return { state: String(row.state), pending_deps: Number(row.pending_deps) };
 }
 
 describeDialects(
@@ -55,7 +61,9 @@ describeDialects(
       expect(await first.count(`state = 'done'`)).toBe(PROMOTION_SLICE + 1);
       expect(await first.count(`state = 'waiting' AND pending_deps = 1 AND id <> ${ids.sink}`)).toBe(WIDTH - PROMOTION_SLICE);
       const cursor = await first.rows(`SELECT job_id, after_job_id FROM job_queue_promotions`);
-      expect(cursor).toEqual([{ job_id: ids.root, after_job_id: Math.min(...midIds) + PROMOTION_SLICE - 1 }]);
+      expect(cursor.map((c) => ({ job_id: Number(c.job_id), after_job_id: Number(c.after_job_id) }))).toEqual([
+        { job_id: ids.root, after_job_id: Math.min(...midIds) + PROMOTION_SLICE - 1 },
+      ]);
       await first.close();
 
       const second = await startQueueApp(db, { concurrency: 10, pollIntervalMs: 50, reclaimIntervalMs: 100 }, [Handlers]);
@@ -92,7 +100,7 @@ describeDialects(
         await admin.queue.cancel(ids.late);
         await admin.queue.retry(ids.late);
         // root is done, but its countdown has not reached `late`: both upstreams still count.
-        expect(await admin.rows(`SELECT state, pending_deps FROM jobs WHERE id = ${ids.late}`)).toEqual([{ state: 'waiting', pending_deps: 2 }]);
+        expect(await stateOf(admin, ids.late)).toEqual({ state: 'waiting', pending_deps: 2 });
       } finally {
         await admin.close();
       }
@@ -102,11 +110,65 @@ describeDialects(
         await eventually('every dependent of root done', async () => (await second.count(`state = 'done'`)) === WIDTH + 1, 120_000);
         await eventually('the cursor gone', async () => !(await second.rows(`SELECT * FROM job_queue_promotions`)).length);
         // Counted down once by the slice, for root; still waiting for gate.
-        expect(await second.rows(`SELECT state, pending_deps FROM jobs WHERE id = ${ids.late}`)).toEqual([{ state: 'waiting', pending_deps: 1 }]);
+        expect(await stateOf(second, ids.late)).toEqual({ state: 'waiting', pending_deps: 1 });
       } finally {
         await second.close();
       }
     }, 180_000);
   },
-  ['sqlite'],
+  ['sqlite', 'postgres'],
+);
+
+/**
+ * PostgreSQL: each of the three batched completes (plain, traced, with views; migration 24) opens
+ * the cursor instead of counting down a job with more than PROMOTION_SLICE dependents, says so in
+ * a 'sliced' row, still counts down the dependents of the other jobs of its batch, and the slices
+ * then ready every dependent once.
+ */
+describeDialects(
+  'PostgreSQL: the batched completes open a cursor for a job with many dependents',
+  (db) => {
+    let app: QueueApp;
+    beforeAll(async () => {
+      app = await startQueueApp(db, { worker: false, externalTypes: ['noop'] });
+    });
+    afterAll(() => app?.close());
+    beforeEach(() => resetTables(app));
+
+    const calls: Array<[string, (ids: string, results: string) => string]> = [
+      ['job_queue_complete (plain)', (ids, results) => `SELECT kind, job FROM job_queue_complete('w', ${ids}, ${results}, false)`],
+      ['job_queue_complete (traced)', (ids, results) => `SELECT kind, job FROM job_queue_complete('w', ${ids}, ${results}, false, ARRAY[NULL, NULL]::text[])`],
+      ['job_queue_complete_views', (ids, results) => `SELECT kind, job FROM job_queue_complete_views('w', ${ids}, ${results}, false, NULL::text[])`],
+    ];
+
+    it.each(calls)('%s', async (_name, call) => {
+      const width = PROMOTION_SLICE + 700;
+      const nodes: GraphNode[] = [{ ref: 'root', type: 'noop' }, { ref: 'small', type: 'noop' }, { ref: 'after-small', type: 'noop', dependsOn: ['small'] }];
+      for (let i = 0; i < width; i++) nodes.push({ ref: `m${i}`, type: 'noop', dependsOn: ['root'] });
+      const ids = await app.queue.enqueueGraph(nodes);
+      await app.rows(`UPDATE jobs SET state = 'running', lease_owner = 'w', attempts = 1 WHERE id IN (${ids.root}, ${ids.small})`);
+      const rows = await app.rows(call(`ARRAY[${ids.root}, ${ids.small}]::bigint[]`, `ARRAY['1', '2']::text[]`));
+      const kinds = new Map(rows.filter((r) => r.kind !== 'view').map((r) => [String(r.kind), r.job === null ? null : Number(r.job)]));
+      expect(kinds.get('sliced')).toBe(1);
+      expect(kinds.get('promoted')).toBe(1); // after-small, counted down in the complete itself
+      expect(await stateOf(app, ids['after-small'])).toEqual({ state: 'ready', pending_deps: 0 });
+      const cursor = await app.rows(`SELECT job_id, after_job_id FROM job_queue_promotions`);
+      expect(cursor.map((c) => [Number(c.job_id), Number(c.after_job_id)])).toEqual([[ids.root, 0]]);
+      expect(await app.count(`state = 'waiting'`)).toBe(width);
+
+      let slices = 0;
+      let promoted = 0;
+      for (;;) {
+        const slice = await app.db.transaction((tx) => promoteNextSlice(tx));
+        if (!slice.found) break;
+        slices++;
+        promoted += slice.promoted;
+      }
+      expect(slices).toBe(2);
+      expect(promoted).toBe(width);
+      expect(await app.count(`state = 'ready' AND pending_deps = 0`)).toBe(width + 1);
+      expect(await app.rows(`SELECT * FROM job_queue_promotions`)).toEqual([]);
+    });
+  },
+  ['postgres'],
 );

@@ -10,7 +10,7 @@ const VIEW_COLUMNS: ReadonlyArray<[string, string]> = [
   ['created_at', 'timestamptz'], ['started_at', 'timestamptz'], ['finished_at', 'timestamptz'], ['updated_at', 'timestamptz'],
   ['lease_expires', 'timestamptz'],
 ];
-const NULLS = VIEW_COLUMNS.map(() => 'NULL').join(', ');
+export const NULLS = VIEW_COLUMNS.map(() => 'NULL').join(', ');
 
 /** The complete that returns views, as this migration adds it (migration 22 derives from it). */
 export const COMPLETE_VIEWS_SQL_V20 = `CREATE FUNCTION job_queue_complete_views(text, bigint[], text[], boolean, text[])

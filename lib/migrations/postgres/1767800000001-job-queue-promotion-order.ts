@@ -23,13 +23,15 @@ const inIdOrder = (text: string) => swapText(22, text, DEP, DEP_IN_ID_ORDER);
  * a big graph was just enqueued; 1.1 s either way once it has). Locks on the dependents are also
  * taken in id order now, like those of every other multi-row write here.
  */
+/** The three completes as this migration leaves them (migration 24 derives from them). */
+export const COMPLETE_SQL_V22 = inIdOrder(COMPLETE_SQL_V13);
+export const COMPLETE_TRACED_SQL_V22 = inIdOrder(replacing(COMPLETE_TRACED_SQL_V15));
+export const COMPLETE_VIEWS_SQL_V22 = inIdOrder(replacing(COMPLETE_VIEWS_SQL_V20));
+export { DEP_IN_ID_ORDER };
+
 export class JobQueuePromotionOrderPostgres1767800000001 extends JobQueueMigration {
   readonly version = 22;
   readonly name = 'JobQueuePromotionOrder1767800000001';
-  protected readonly upSql = [
-    inIdOrder(COMPLETE_SQL_V13),
-    inIdOrder(replacing(COMPLETE_TRACED_SQL_V15)),
-    inIdOrder(replacing(COMPLETE_VIEWS_SQL_V20)),
-  ];
+  protected readonly upSql = [COMPLETE_SQL_V22, COMPLETE_TRACED_SQL_V22, COMPLETE_VIEWS_SQL_V22];
   protected readonly downSql = [COMPLETE_SQL_V13, replacing(COMPLETE_TRACED_SQL_V15), replacing(COMPLETE_VIEWS_SQL_V20)];
 }
