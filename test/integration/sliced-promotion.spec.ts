@@ -169,6 +169,34 @@ describeDialects(
       expect(await app.count(`state = 'ready' AND pending_deps = 0`)).toBe(width + 1);
       expect(await app.rows(`SELECT * FROM job_queue_promotions`)).toEqual([]);
     });
+
+    it('two processes slicing the same cursor at once count every dependent down once', async () => {
+      const width = PROMOTION_SLICE * 6 + 321;
+      const nodes: GraphNode[] = [{ ref: 'root', type: 'noop' }];
+      for (let i = 0; i < width; i++) nodes.push({ ref: `m${i}`, type: 'noop', dependsOn: ['root'] });
+      const ids = await app.queue.enqueueGraph(nodes);
+      await app.rows(`UPDATE jobs SET state = 'running', lease_owner = 'w', attempts = 1 WHERE id = ${ids.root}`);
+      await app.rows(`SELECT kind, job FROM job_queue_complete('w', ARRAY[${ids.root}]::bigint[], ARRAY['1']::text[], false)`);
+      const other = await startQueueApp(db, { worker: false, externalTypes: ['noop'] });
+      try {
+        // Each loop slices until the cursor is gone; a cursor the other holds is skipped, not waited for.
+        const loop = async (on: QueueApp) => {
+          let promoted = 0;
+          while ((await on.rows(`SELECT job_id FROM job_queue_promotions`)).length > 0) {
+            const slice = await on.db.transaction((tx) => promoteNextSlice(tx, 500));
+            promoted += slice.promoted;
+            await new Promise((r) => setImmediate(r));
+          }
+          return promoted;
+        };
+        const [a, b] = await Promise.all([loop(app), loop(other)]);
+        expect(a + b).toBe(width);
+        expect(await app.count(`state = 'ready' AND pending_deps = 0`)).toBe(width);
+        expect(await app.count(`pending_deps <> 0`)).toBe(0);
+      } finally {
+        await other.close();
+      }
+    });
   },
   ['postgres'],
 );
