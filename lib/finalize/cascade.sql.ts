@@ -1,7 +1,8 @@
 import { chunked, sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
-import { jobsWithManyDependents, openPromotionCursors } from './promotion-slices.sql';
+import { applyCountsMysql, promoteDependentsMysql } from './promote-mysql.sql';
+import { jobsWithManyDependents, openPromotionCursors, PROMOTION_SLICE } from './promotion-slices.sql';
 import { toSettled, type CascadeResult, type SettledJob } from './settled-job';
 
 /**
@@ -43,13 +44,19 @@ export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<C
   return { settled: all, promoted, sliced };
 }
 
+/** Per dependent of `doneIds`, how many of them it waits for, in id order. */
+function countsOf(doneIds: readonly number[]): Sql {
+  return sql`SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id IN (${sql.list(doneIds)}) GROUP BY job_id ORDER BY job_id`;
+}
+
 /**
  * Counts down the dependents of `doneIds` and readies those with nothing left to wait for, one
  * set-based statement per slice of finished jobs: a job with 100,000 dependents binds one
  * parameter, not 100,000, and its dependents never travel through this process (MySQL: see
- * promoteDependentsMysql). On SQLite and PostgreSQL a job with more dependents than one slice only
- * gets a promotion cursor here (PostgreSQL's one-statement completes do the same, migration 24); SlicedPromotions counts its dependents down after the commit, a
- * transaction per slice (`sliced` says how many cursors were opened).
+ * promoteDependentsMysql). A job with more dependents than one slice only gets a promotion cursor
+ * here (PostgreSQL's one-statement completes do the same, migration 24); SlicedPromotions counts
+ * its dependents down after the commit, a transaction per slice (`sliced` says how many cursors
+ * were opened).
  */
 async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ promoted: number; sliced: number }> {
   let promoted = 0;
@@ -57,19 +64,27 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
   const now = tx.dialect.now();
   for (const all of chunked(doneIds)) {
     let chunk = all;
-    if (tx.dialect.name !== 'mysql') {
-      const many = await jobsWithManyDependents(tx, all);
-      if (many.length) {
-        await openPromotionCursors(tx, many);
-        sliced += many.length;
-        const deferred = new Set(many);
-        chunk = all.filter((id) => !deferred.has(id));
-        if (!chunk.length) continue;
+    if (tx.dialect.name === 'mysql') {
+      // The counts come back here anyway: read a slice's worth first. Each dependent is one row,
+      // so a job with more dependents than a slice makes it overflow; otherwise this is the only
+      // read, as before the cursors (a round trip per finalize is what MariaDB's throughput costs).
+      const { rows } = await tx.run(sql`${countsOf(all)} LIMIT ${PROMOTION_SLICE + 1}`);
+      if (rows.length <= PROMOTION_SLICE) {
+        if (rows.length && (await applyCountsMysql(tx, rows)) < 0) promoted = -1;
+        continue;
       }
+    }
+    const many = await jobsWithManyDependents(tx, all);
+    if (many.length) {
+      await openPromotionCursors(tx, many);
+      sliced += many.length;
+      const deferred = new Set(many);
+      chunk = all.filter((id) => !deferred.has(id));
+      if (!chunk.length) continue;
     }
     // In id order: the promoted rows' new index entries then go in at each index's end, and their
     // locks are taken in the order every other multi-row write takes them (PostgreSQL migration 22).
-    const counts = sql`SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id IN (${sql.list(chunk)}) GROUP BY job_id ORDER BY job_id`;
+    const counts = countsOf(chunk);
     if (tx.dialect.name === 'mysql') {
       const p = await promoteDependentsMysql(tx, counts);
       if (p < 0) promoted = -1;
@@ -85,35 +100,6 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
     for (const r of rows) if (r.state === 'ready') promoted++;
   }
   return { promoted, sliced };
-}
-
-/**
- * MySQL/MariaDB: the counts come back to this process and go out as single-table UPDATEs by id,
- * grouped by count, in slices of 1,000 ids. A multi-table UPDATE joined to the counts was slower
- * on MariaDB 10.11 (1 → 10,000 → 1: 16.5–18.5 s against 11.9–12.5 s end to end, alternating on
- * one machine), and MySQL leaves the order of its SET assignments undefined. In a single-table
- * UPDATE, MySQL assigns left to right with new values, so `state` is assigned before `pending_deps`.
- */
-async function promoteDependentsMysql(tx: SqlExecutor, counts: Sql): Promise<number> {
-  const { rows } = await tx.run(counts);
-  if (!rows.length) return 0;
-  const byCount = new Map<number, number[]>();
-  for (const r of rows) {
-    const n = Number(r.n);
-    const ids = byCount.get(n);
-    if (ids) ids.push(Number(r.job_id));
-    else byCount.set(n, [Number(r.job_id)]);
-  }
-  const now = tx.dialect.now();
-  for (const [n, ids] of byCount) {
-    for (const chunk of chunked(ids.sort((a, b) => a - b))) {
-      await tx.run(sql`UPDATE jobs SET
-          state = CASE WHEN state = 'waiting' AND is_container = 0 AND pending_deps - ${n} <= 0 THEN 'ready' ELSE state END,
-          pending_deps = pending_deps - ${n}, updated_at = ${now}
-        WHERE id IN (${sql.list(chunk)})`);
-    }
-  }
-  return -1; // some may have been promoted: MySQL cannot say which without another read
 }
 
 async function cancelDependents(tx: SqlExecutor, badIds: number[], cause: number): Promise<SettledJob[]> {

@@ -103,7 +103,7 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
   const open = await inChunks(tx, ids, (list) => sql`SELECT dep.job_id, COUNT(*) AS n,
       SUM(CASE WHEN u.state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
     FROM job_deps dep JOIN jobs u ON u.id = dep.depends_on_id
-    WHERE dep.job_id IN (${list}) AND (u.state <> 'done'${d.name !== 'mysql' ? sql` OR ${notYetCountedDown()}` : sql``}) GROUP BY dep.job_id`);
+    WHERE dep.job_id IN (${list}) AND (u.state <> 'done' OR ${notYetCountedDown()}) GROUP BY dep.job_id`);
   await setCounts(tx, open, 'job_id', 'pending_deps', 'n');
   const children = await inChunks(tx, containers, (list) => sql`SELECT parent_id,
       SUM(CASE WHEN state IN ('done', ${sql.raw(TERMINAL_BAD)}) THEN 0 ELSE 1 END) AS open,

@@ -20,6 +20,6 @@ export interface CascadeResult {
   settled: SettledJob[];
   /** Waiting jobs made ready (`-1` = some may have been: MySQL cannot say without another read). */
   promoted: number;
-  /** SQLite and PostgreSQL: done jobs whose dependents are left to SlicedPromotions (lib/finalize/sliced-promotions.ts). */
+  /** Done jobs whose dependents are left to SlicedPromotions (lib/finalize/sliced-promotions.ts). */
   sliced?: number;
 }

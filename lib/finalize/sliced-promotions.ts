@@ -6,13 +6,13 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { promoteNextSlice } from './promotion-slices.sql';
 
 /**
- * SQLite and PostgreSQL: runs the promotions a finalize left to cursors (a done job with more
+ * Runs the promotions a finalize left to cursors (a done job with more
  * dependents than one slice, lib/finalize/promotion-slices.sql.ts), one slice per transaction,
  * yielding between slices so other transactions (this process's claims and finalizes, other
  * processes' BEGIN IMMEDIATE on SQLite) go in between, and the workers start the dependents of
  * the first slices while the rest are counted down. Woken right after such a finalize commits,
  * and by every reclaim sweep, which finishes what a crashed process left. Any process may run any
- * cursor: each slice reads (on PostgreSQL: locks) its cursor inside its own transaction.
+ * cursor: each slice reads (on PostgreSQL and MySQL: locks) its cursor inside its own transaction.
  */
 @Injectable()
 export class SlicedPromotions {
@@ -29,7 +29,7 @@ export class SlicedPromotions {
 
   /** Starts working through the open cursors unless already doing so; resolves when none is left. */
   resume(): Promise<void> {
-    if (this.db.dialect.name === 'mysql' || this.closed) return Promise.resolve();
+    if (this.closed) return Promise.resolve();
     if (this.running) {
       this.again = true;
       return this.running;

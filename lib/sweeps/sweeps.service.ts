@@ -43,7 +43,7 @@ export class SweepsService {
   ) {}
 
   reclaim(): Promise<number> {
-    // SQLite and PostgreSQL: promotions a crashed (or shut down) process left half done go on from their cursor.
+    // Promotions a crashed (or shut down) process left half done go on from their cursor.
     void this.track(this.promotions.resume());
     return this.track(
       this.sweep(

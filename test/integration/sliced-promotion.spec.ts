@@ -8,9 +8,9 @@ import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app'
 import { eventually } from '../support/wait';
 
 /**
- * SQLite and PostgreSQL count down the dependents of a job with more than PROMOTION_SLICE of
- * them in slices, a transaction each, behind a cursor (SQLite migration 10, PostgreSQL migration
- * 24). These specs stop a worker right after its first slice committed, as a crash there would,
+ * Every dialect counts down the dependents of a job with more than PROMOTION_SLICE of them in
+ * slices, a transaction each, behind a cursor (SQLite migration 10, PostgreSQL migration 24,
+ * MySQL migration 15). These specs stop a worker right after its first slice committed, as a crash there would,
  * and check that another process finishes the promotion from the cursor: every dependent runs,
  * each finalized once, none counted down twice.
  */
@@ -116,7 +116,7 @@ describeDialects(
       }
     }, 180_000);
   },
-  ['sqlite', 'postgres'],
+  ['sqlite', 'postgres', 'mysql'],
 );
 
 /**
