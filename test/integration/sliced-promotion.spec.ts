@@ -170,13 +170,28 @@ describeDialects(
       expect(await app.rows(`SELECT * FROM job_queue_promotions`)).toEqual([]);
     });
 
+  },
+  ['postgres'],
+);
+
+describeDialects(
+  'a promotion cursor shared by processes',
+  (db) => {
+    let app: QueueApp;
+    beforeAll(async () => {
+      app = await startQueueApp(db, { worker: false, externalTypes: ['noop'] });
+    });
+    afterAll(() => app?.close());
+    beforeEach(() => resetTables(app));
+
     it('two processes slicing the same cursor at once count every dependent down once', async () => {
       const width = PROMOTION_SLICE * 6 + 321;
       const nodes: GraphNode[] = [{ ref: 'root', type: 'noop' }];
       for (let i = 0; i < width; i++) nodes.push({ ref: `m${i}`, type: 'noop', dependsOn: ['root'] });
       const ids = await app.queue.enqueueGraph(nodes);
-      await app.rows(`UPDATE jobs SET state = 'running', lease_owner = 'w', attempts = 1 WHERE id = ${ids.root}`);
-      await app.rows(`SELECT kind, job FROM job_queue_complete('w', ARRAY[${ids.root}]::bigint[], ARRAY['1']::text[], false)`);
+      // What a finalize of root leaves: root done, its cursor at the start.
+      await app.rows(`UPDATE jobs SET state = 'done' WHERE id = ${ids.root}`);
+      await app.rows(`INSERT INTO job_queue_promotions (job_id, after_job_id) VALUES (${ids.root}, 0)`);
       const other = await startQueueApp(db, { worker: false, externalTypes: ['noop'] });
       try {
         // Each loop slices until the cursor is gone; a cursor the other holds is skipped, not waited for.
@@ -190,7 +205,8 @@ describeDialects(
           return promoted;
         };
         const [a, b] = await Promise.all([loop(app), loop(other)]);
-        expect(a + b).toBe(width);
+        // MySQL cannot count what a slice readied (-1 each); the rows below are the proof everywhere.
+        if (db.dialect !== 'mysql') expect(a + b).toBe(width);
         expect(await app.count(`state = 'ready' AND pending_deps = 0`)).toBe(width);
         expect(await app.count(`pending_deps <> 0`)).toBe(0);
       } finally {
@@ -198,5 +214,4 @@ describeDialects(
       }
     });
   },
-  ['postgres'],
 );
