@@ -6,13 +6,13 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { promoteNextSlice } from './promotion-slices.sql';
 
 /**
- * Runs the promotions a finalize left to cursors (a done job with more
- * dependents than one slice, lib/finalize/promotion-slices.sql.ts), one slice per transaction,
- * yielding between slices so other transactions (this process's claims and finalizes, other
- * processes' BEGIN IMMEDIATE on SQLite) go in between, and the workers start the dependents of
- * the first slices while the rest are counted down. Woken right after such a finalize commits,
- * and by every reclaim sweep, which finishes what a crashed process left. Any process may run any
- * cursor: each slice reads (on PostgreSQL and MySQL: locks) its cursor inside its own transaction.
+ * Runs the promotions a finalize left to cursors (a done job with more dependents than one slice,
+ * lib/finalize/promotion-slices.sql.ts), one slice per transaction, yielding between slices so
+ * other transactions (this process's claims and finalizes, other processes' BEGIN IMMEDIATE on
+ * SQLite) go in between, and the workers start the dependents of the first slices while the rest
+ * are counted down. Woken right after such a finalize commits, and by every reclaim sweep, which
+ * finishes what a crashed process left. Any process may run any cursor: each slice reads (on
+ * PostgreSQL and MySQL: locks) its cursor inside its own transaction.
  */
 @Injectable()
 export class SlicedPromotions {

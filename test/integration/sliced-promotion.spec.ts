@@ -169,7 +169,6 @@ describeDialects(
       expect(await app.count(`state = 'ready' AND pending_deps = 0`)).toBe(width + 1);
       expect(await app.rows(`SELECT * FROM job_queue_promotions`)).toEqual([]);
     });
-
   },
   ['postgres'],
 );
