@@ -80,6 +80,37 @@ describeDialects(
       }
     }, 180_000);
 
+    it('a job inside a container, finalized by the transactional path, opens its cursor there too', async () => {
+      // A job with a parent never takes PostgreSQL's one-statement complete: this is cascade.sql.ts's cursor.
+      const first = await workerThatStopsAfterOneSlice(db);
+      await resetTables(first);
+      await first.rows(`DELETE FROM job_queue_promotions`);
+      await installProbes(first);
+      const nodes: GraphNode[] = [{ ref: 'box', type: 'box' }, { ref: 'root', type: 'noop', parent: 'box' }];
+      for (let i = 0; i < WIDTH; i++) nodes.push({ ref: `m${i}`, type: 'noop', dependsOn: ['root'] });
+      const ids = await first.queue.enqueueGraph(nodes);
+      const firstMid = ids.m0;
+      // root, its container and the first slice's dependents; then nothing more becomes ready.
+      await eventually('the first slice done', async () => (await first.count(`state = 'done'`)) === PROMOTION_SLICE + 2);
+      const cursor = await first.rows(`SELECT job_id, after_job_id FROM job_queue_promotions`);
+      expect(cursor.map((c) => [Number(c.job_id), Number(c.after_job_id)])).toEqual([[ids.root, firstMid + PROMOTION_SLICE - 1]]);
+      await first.close();
+
+      const second = await startQueueApp(db, { concurrency: 10, pollIntervalMs: 50, reclaimIntervalMs: 100 }, [Handlers]);
+      try {
+        await eventually('every job done', async () => (await second.count(`state <> 'done'`)) === 0, 120_000);
+        expect(await second.count(`pending_deps <> 0`)).toBe(0);
+        await eventually('the cursor gone', async () => !(await second.rows(`SELECT * FROM job_queue_promotions`)).length);
+        // Every job of this graph finalized once; the container settles by roll-up, not by a finalize of its own.
+        const counts = await finalizeCounts(second);
+        const finalized = Object.entries(ids).filter(([ref]) => ref !== 'box').map(([, id]) => counts.get(id));
+        expect(finalized).toHaveLength(nodes.length - 1);
+        expect(finalized.every((n) => n === 1)).toBe(true);
+      } finally {
+        await second.close();
+      }
+    }, 180_000);
+
     it('retry() of a dependent the slices have not reached yet still counts that upstream as open', async () => {
       const first = await workerThatStopsAfterOneSlice(db);
       await first.rows(`DELETE FROM job_deps`);
