@@ -20,6 +20,9 @@ export function writeResults(path: string, env: Environment, config: BenchConfig
     'Every run checks correctness as it measures (each job executed at least once, the database shows',
     'each finalized exactly once, counts match); a run that fails the check is listed and left out of the tables.',
     '',
+    // The full run replaces this file; what was measured on the way lives on beside it.
+    'Before/after measurements of each change, profiles and earlier runs: [HISTORY.md](HISTORY.md).',
+    '',
   );
   for (const r of reports) {
     out.push(`## ${r.name}`, '', r.description, '');
