@@ -1,4 +1,4 @@
-import { inChunks } from '../database/in-chunks';
+import { inChunks, parentListChunk } from '../database/in-chunks';
 import { chunked, sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { cascade } from './cascade.sql';
@@ -58,7 +58,7 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
     const rows = await inChunks(tx, boxes, (list) => sql`WITH RECURSIVE sub (id, state) AS (
         SELECT id, state FROM jobs WHERE parent_id IN (${list})
         UNION ALL SELECT j.id, j.state FROM jobs j JOIN sub ON j.parent_id = sub.id)
-      SELECT id FROM sub WHERE state IN (${sql.raw(TERMINAL_BAD)})`);
+      SELECT id FROM sub WHERE state IN (${sql.raw(TERMINAL_BAD)})`, parentListChunk(d));
     rows.forEach((r) => reopen.add(Number(r.id)));
   }
   let frontier = [...reopen];
@@ -108,7 +108,7 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
   const children = await inChunks(tx, containers, (list) => sql`SELECT parent_id,
       SUM(CASE WHEN state IN ('done', ${sql.raw(TERMINAL_BAD)}) THEN 0 ELSE 1 END) AS open,
       SUM(CASE WHEN state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
-    FROM jobs WHERE parent_id IN (${list}) GROUP BY parent_id`);
+    FROM jobs WHERE parent_id IN (${list}) GROUP BY parent_id`, parentListChunk(d));
   await setCounts(tx, children, 'parent_id', 'pending_children', 'open');
   await setCounts(tx, children, 'parent_id', 'failed_children', 'bad');
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { parentListChunk } from '../database/in-chunks';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { toJobRecord, toJobView } from '../database/job-row';
 import { JobNotFoundError } from '../errors/job.errors';
@@ -49,10 +50,11 @@ export class JobQueryService {
     const seen = new Set<number>([id]);
     let frontier = [id];
     let truncated = false;
+    const step = Math.min(GRAPH_CHUNK, parentListChunk(this.db.dialect)); // the neighbours include parent_id IN (…)
     while (frontier.length && !truncated) {
       const next: number[] = [];
-      for (let i = 0; i < frontier.length && !truncated; i += GRAPH_CHUNK) {
-        const { rows } = await this.db.run(neighboursStatement(frontier.slice(i, i + GRAPH_CHUNK)));
+      for (let i = 0; i < frontier.length && !truncated; i += step) {
+        const { rows } = await this.db.run(neighboursStatement(frontier.slice(i, i + step)));
         for (const r of rows) {
           const n = Number(r.id);
           if (seen.has(n)) continue;
