@@ -1,4 +1,4 @@
-import { inChunks, parentListChunk } from '../database/in-chunks';
+import { inChunks, skewedListChunk } from '../database/in-chunks';
 import { sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { cascade } from './cascade.sql';
@@ -47,7 +47,7 @@ export async function cancelJobs(tx: SqlExecutor, given: readonly number[]): Pro
     const members = await inChunks(tx, boxes, (list) => sql`WITH RECURSIVE sub (id, root) AS (
         SELECT id, parent_id FROM jobs WHERE parent_id IN (${list})
         UNION ALL SELECT j.id, sub.root FROM jobs j JOIN sub ON j.parent_id = sub.id)
-      SELECT id, root FROM sub`, parentListChunk(d));
+      SELECT id, root FROM sub`, skewedListChunk(d));
     for (const r of members) if (!causeOf.has(Number(r.id))) causeOf.set(Number(r.id), Number(r.root));
   }
   // A container's subtree may be any size: lock and cancel it in bounded slices, in id order.

@@ -1,3 +1,4 @@
+import { skewedListChunk } from '../database/in-chunks';
 import { chunked, sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
@@ -62,7 +63,7 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
   let promoted = 0;
   let sliced = 0;
   const now = tx.dialect.now();
-  for (const all of chunked(doneIds)) {
+  for (const all of chunked(doneIds, skewedListChunk(tx.dialect))) {
     let chunk = all;
     if (tx.dialect.name === 'mysql') {
       // The counts come back here anyway: read a slice's worth first. Each dependent is one row,
@@ -105,7 +106,7 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
 async function cancelDependents(tx: SqlExecutor, badIds: number[], cause: number): Promise<SettledJob[]> {
   const out: SettledJob[] = [];
   const now = tx.dialect.now();
-  for (const chunk of chunked(badIds)) {
+  for (const chunk of chunked(badIds, skewedListChunk(tx.dialect))) {
     const rows = await updateReturning(
       tx,
       sql`state = 'cancelled', last_error = ${`cancelled: upstream job ${cause} failed or was cancelled`},

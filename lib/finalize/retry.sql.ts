@@ -1,4 +1,4 @@
-import { inChunks, parentListChunk } from '../database/in-chunks';
+import { inChunks, skewedListChunk } from '../database/in-chunks';
 import { chunked, sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { cascade } from './cascade.sql';
@@ -58,7 +58,7 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
     const rows = await inChunks(tx, boxes, (list) => sql`WITH RECURSIVE sub (id, state) AS (
         SELECT id, state FROM jobs WHERE parent_id IN (${list})
         UNION ALL SELECT j.id, j.state FROM jobs j JOIN sub ON j.parent_id = sub.id)
-      SELECT id FROM sub WHERE state IN (${sql.raw(TERMINAL_BAD)})`, parentListChunk(d));
+      SELECT id FROM sub WHERE state IN (${sql.raw(TERMINAL_BAD)})`, skewedListChunk(d));
     rows.forEach((r) => reopen.add(Number(r.id)));
   }
   let frontier = [...reopen];
@@ -68,7 +68,7 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
   const byIdOnly = d.name === 'sqlite' ? sql.raw(' NOT INDEXED') : sql``;
   while (frontier.length) {
     const found: number[] = [];
-    for (const chunk of chunked(frontier)) {
+    for (const chunk of chunked(frontier, skewedListChunk(d))) {
       const list = sql.list(chunk);
       const { rows } = await tx.run(sql`
         SELECT j.id FROM job_deps dep JOIN jobs j${byIdOnly} ON j.id = dep.job_id
@@ -108,7 +108,7 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
   const children = await inChunks(tx, containers, (list) => sql`SELECT parent_id,
       SUM(CASE WHEN state IN ('done', ${sql.raw(TERMINAL_BAD)}) THEN 0 ELSE 1 END) AS open,
       SUM(CASE WHEN state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
-    FROM jobs WHERE parent_id IN (${list}) GROUP BY parent_id`, parentListChunk(d));
+    FROM jobs WHERE parent_id IN (${list}) GROUP BY parent_id`, skewedListChunk(d));
   await setCounts(tx, children, 'parent_id', 'pending_children', 'open');
   await setCounts(tx, children, 'parent_id', 'failed_children', 'bad');
 

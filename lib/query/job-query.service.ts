@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { parentListChunk } from '../database/in-chunks';
+import { skewedListChunk } from '../database/in-chunks';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { toJobRecord, toJobView } from '../database/job-row';
 import { JobNotFoundError } from '../errors/job.errors';
@@ -50,7 +50,7 @@ export class JobQueryService {
     const seen = new Set<number>([id]);
     let frontier = [id];
     let truncated = false;
-    const step = Math.min(GRAPH_CHUNK, parentListChunk(this.db.dialect)); // the neighbours include parent_id IN (…)
+    const step = Math.min(GRAPH_CHUNK, skewedListChunk(this.db.dialect)); // the neighbours include parent_id and depends_on_id lists
     while (frontier.length && !truncated) {
       const next: number[] = [];
       for (let i = 0; i < frontier.length && !truncated; i += step) {
