@@ -1,4 +1,5 @@
-import { sql } from '../database/sql';
+import { skewedListChunk } from '../database/in-chunks';
+import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { deleteIdleKeyRows, nowMs } from '../enqueue/job-keys.sql';
 
@@ -41,8 +42,11 @@ export async function removeFinishedJobs(
     await tx.run(sql`INSERT INTO job_deps_archive (job_id, depends_on_id)
       SELECT job_id, depends_on_id FROM job_deps WHERE job_id IN (${ids})`);
   }
-  // Explicitly, rather than through ON DELETE CASCADE: a SQLite connection may run without foreign keys.
-  await tx.run(sql`DELETE FROM job_deps WHERE job_id IN (${ids}) OR depends_on_id IN (${ids})`);
+  // Explicitly, rather than through ON DELETE CASCADE: a SQLite connection may run without foreign
+  // keys. In slices: on MySQL a longer list read (and locked) the whole of job_deps, see skewedListChunk.
+  for (const chunk of chunked(rows.map((r) => Number(r.id)), skewedListChunk(d))) {
+    await tx.run(sql`DELETE FROM job_deps WHERE job_id IN (${sql.list(chunk)}) OR depends_on_id IN (${sql.list(chunk)})`);
+  }
   const { affected } = await tx.run(sql`DELETE FROM jobs WHERE id IN (${ids})`);
   // The rows are locked: these keys' holders were these jobs, and are gone now.
   const keys = rows.filter((r) => r.job_key != null).map((r) => String(r.job_key));

@@ -5,6 +5,7 @@ import { cancelJobs } from '../../lib/finalize/cancel.sql';
 import { cascade } from '../../lib/finalize/cascade.sql';
 import { retryJobs } from '../../lib/finalize/retry.sql';
 import { JobQueryService } from '../../lib/query/job-query.service';
+import { removeFinishedJobs } from '../../lib/sweeps/retention.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -86,6 +87,18 @@ describeDialects(
       expect(reads.filter((r) => r.column === 'depends_on_id').reduce((n, r) => n + r.values, 0)).toBeGreaterThanOrEqual(2 * 500);
       expect(fullReads(reads)).toEqual([]);
       expect(await app.count(`id IN (${Object.values(wide).join(',')}) AND state = 'waiting'`)).toBe(3_000);
+    }, 120_000);
+
+    it('retention removes 500 finished jobs and their edges through the index', async () => {
+      const old = await app.queue.enqueueGraph(Array.from({ length: 500 }, (_, i) => ({ ref: `o${i}`, type: 'n' })));
+      await app.rows(`UPDATE jobs SET state = 'done', finished_at = UTC_TIMESTAMP(3) - INTERVAL 1 DAY WHERE id IN (${Object.values(old).join(',')})`);
+      await app.rows('ANALYZE TABLE jobs, job_deps');
+      statements.length = 0;
+      // Oldest first: the 500 above (200,000 bulk rows finished now).
+      expect(await removeFinishedJobs(recorder, 3_600_000, 500, false)).toEqual({ jobs: 500, keyRows: 0 });
+      const reads = await listReads();
+      expect(reads.filter((r) => r.column === 'depends_on_id').reduce((n, r) => n + r.values, 0)).toBe(500);
+      expect(fullReads(reads)).toEqual([]);
     }, 120_000);
   },
   ['mysql'],
