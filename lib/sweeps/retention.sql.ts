@@ -1,5 +1,5 @@
-import { skewedListChunk } from '../database/in-chunks';
-import { chunked, sql } from '../database/sql';
+import { inChunks, skewedListChunk } from '../database/in-chunks';
+import { sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { deleteIdleKeyRows, nowMs } from '../enqueue/job-keys.sql';
 
@@ -44,9 +44,7 @@ export async function removeFinishedJobs(
   }
   // Explicitly, rather than through ON DELETE CASCADE: a SQLite connection may run without foreign
   // keys. In slices: on MySQL a longer list read (and locked) the whole of job_deps, see skewedListChunk.
-  for (const chunk of chunked(rows.map((r) => Number(r.id)), skewedListChunk(d))) {
-    await tx.run(sql`DELETE FROM job_deps WHERE job_id IN (${sql.list(chunk)}) OR depends_on_id IN (${sql.list(chunk)})`);
-  }
+  await inChunks(tx, rows.map((r) => Number(r.id)), (list) => sql`DELETE FROM job_deps WHERE job_id IN (${list}) OR depends_on_id IN (${list})`, skewedListChunk(d));
   const { affected } = await tx.run(sql`DELETE FROM jobs WHERE id IN (${ids})`);
   // The rows are locked: these keys' holders were these jobs, and are gone now.
   const keys = rows.filter((r) => r.job_key != null).map((r) => String(r.job_key));
