@@ -51,6 +51,7 @@ import { JobQueueReadyByTypePostgres1767700000001 } from './postgres/17677000000
 import { JobQueuePromotionOrderPostgres1767800000001 } from './postgres/1767800000001-job-queue-promotion-order';
 import { JobQueueClaimUnionAllPostgres1767900000001 } from './postgres/1767900000001-job-queue-claim-union-all';
 import { JobQueuePromotionSlicesPostgres1767900000002 } from './postgres/1767900000002-job-queue-promotion-slices';
+import { JobQueueReadyGroupsBoundedPostgres1768000000001 } from './postgres/1768000000001-job-queue-ready-groups-bounded';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -79,6 +80,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePromotionOrderPostgres1767800000001,
     JobQueueClaimUnionAllPostgres1767900000001,
     JobQueuePromotionSlicesPostgres1767900000002,
+    JobQueueReadyGroupsBoundedPostgres1768000000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

@@ -125,7 +125,7 @@ const CLAIM_ROTATION_SQL_V21 = JIT_OFF(
  * read them one by one, filtering by type). Each group's weight is that of the next job of the
  * first of these types found in it.
  */
-const READY_GROUPS_SQL_V21 = `CREATE OR REPLACE FUNCTION job_queue_ready_groups(text[], text, text, int)
+export const READY_GROUPS_SQL_V21 = `CREATE OR REPLACE FUNCTION job_queue_ready_groups(text[], text, text, int)
       RETURNS TABLE (group_key text, weight int, n int)
       LANGUAGE plpgsql STABLE
       SET enable_bitmapscan = off

@@ -1,0 +1,75 @@
+import { describeDialects } from '../support/describe-dialects';
+import { startQueueApp, type QueueApp } from '../support/queue-app';
+
+/**
+ * The rotation claim walks the ready groups from its cursor and, when fewer groups than slots lie
+ * after it, wraps round to the groups below the first one it took. That walk must stop at its end
+ * bound. Before PostgreSQL migration 25 the bound was a filter, so once the groups below it were
+ * taken the walk read every ready job from the bound on and filtered each out: with a backlog of
+ * a few large groups (a worker starting, or woken, with the rotation's plan) every such claim
+ * read the whole backlog. Measured by the buffers each call reads, which count the function's
+ * own statements and do not depend on the machine; repeated past the five custom plans, since
+ * the generic plan is the one that lacked the bound.
+ */
+describeDialects(
+  "the rotation's wrap-around walk stops at its bound, beside a backlog of 120,000 ready jobs",
+  (db) => {
+    let app: QueueApp;
+    beforeAll(async () => {
+      app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
+      await app.rows(`INSERT INTO jobs (type, args, state, group_key, weight, priority, run_after, max_attempts, created_at, updated_at)
+        SELECT 't', '{}', 'ready', 'g' || (i % 3), 1, 0, now(), 3, now(), now() FROM generate_series(1, 120000) i`);
+      await app.rows(`ANALYZE jobs`);
+    }, 120_000);
+    afterAll(() => app?.close());
+
+    /** Shared buffers one call reads (its nested statements included), and its rows. */
+    type Plan = { 'Shared Hit Blocks': number; 'Shared Read Blocks': number; 'Actual Rows': number };
+    const explain = async (call: string, query: (text: string) => Promise<unknown[]> = (text) => app.rows(text)) => {
+      const [row] = (await query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM ${call}`)) as Array<{ 'QUERY PLAN': Array<{ Plan: Plan }> }>;
+      const plan = row['QUERY PLAN'][0].Plan;
+      return { buffers: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], rows: plan['Actual Rows'] };
+    };
+
+    it('the walk below a bound reads a few buffers, however many jobs lie above it', async () => {
+      const qr = app.dataSource.createQueryRunner();
+      try {
+        const buffers: number[] = [];
+        for (let call = 0; call < 9; call++) {
+          // g0 lies below the bound g1; g1 and g2 (80,000 ready jobs) lie above it.
+          const walk = await explain(`job_queue_ready_groups('{t}', '', 'g1', 11)`, (text) => qr.query(text));
+          expect(walk.rows).toBe(1);
+          buffers.push(walk.buffers);
+        }
+        // The first call of a connection also reads the catalog to plan the function's statements.
+        expect(Math.max(...buffers.slice(1))).toBeLessThan(20);
+      } finally {
+        await qr.release();
+      }
+    });
+
+    it('a rotation claim that wraps round reads a few buffers and takes a job of every group', async () => {
+      // One connection, so that each claim is rolled back and the next finds the same backlog.
+      const qr = app.dataSource.createQueryRunner();
+      try {
+        const buffers: number[] = [];
+        for (let call = 0; call < 9; call++) {
+          await qr.query(`BEGIN`);
+          try {
+            // The cursor at g1, its visit done: the walk takes g2, then wraps round to g0 and g1.
+            await qr.query(`UPDATE job_queue_rotation SET group_key = 'g1', served = 1 WHERE name = 'fair-share'`);
+            const claim = await explain(`job_queue_claim_rotation('w', '{t}', 3, 30000, true, '{}', '{}')`, (text) => qr.query(text));
+            expect(claim.rows).toBe(3);
+            buffers.push(claim.buffers);
+          } finally {
+            await qr.query(`ROLLBACK`);
+          }
+        }
+        expect(Math.max(...buffers.slice(1))).toBeLessThan(100);
+      } finally {
+        await qr.release();
+      }
+    });
+  },
+  ['postgres'],
+);
