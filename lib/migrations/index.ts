@@ -52,6 +52,7 @@ import { JobQueuePromotionOrderPostgres1767800000001 } from './postgres/17678000
 import { JobQueueClaimUnionAllPostgres1767900000001 } from './postgres/1767900000001-job-queue-claim-union-all';
 import { JobQueuePromotionSlicesPostgres1767900000002 } from './postgres/1767900000002-job-queue-promotion-slices';
 import { JobQueueReadyGroupsBoundedPostgres1768000000001 } from './postgres/1768000000001-job-queue-ready-groups-bounded';
+import { JobQueueRotationClaimsThroughClaimPostgres1768000000002 } from './postgres/1768000000002-job-queue-rotation-claims-through-claim';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -81,6 +82,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueClaimUnionAllPostgres1767900000001,
     JobQueuePromotionSlicesPostgres1767900000002,
     JobQueueReadyGroupsBoundedPostgres1768000000001,
+    JobQueueRotationClaimsThroughClaimPostgres1768000000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

@@ -85,7 +85,7 @@ export const CLAIM_SQL_V21 = JIT_OFF(
 );
 
 /** The rotation claim of migration 18, taking a group's share the same way. */
-const CLAIM_ROTATION_SQL_V21 = JIT_OFF(
+export const CLAIM_ROTATION_SQL_V21 = JIT_OFF(
   swap(
     CLAIM_ROTATION_SQL_V18,
     `      WITH picked AS (
