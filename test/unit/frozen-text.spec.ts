@@ -1,4 +1,4 @@
-import { swapText } from '../../lib/migrations/frozen-text';
+import { swapSpan, swapText } from '../../lib/migrations/frozen-text';
 import { jobQueueMigrations } from '../../lib/migrations';
 
 describe('swapText (migrations derived from frozen texts)', () => {
@@ -25,5 +25,26 @@ describe('swapText (migrations derived from frozen texts)', () => {
       expect(down).toMatch(/^CREATE OR REPLACE FUNCTION/);
       expect(down).not.toContain('MATERIALIZED');
     }
+  });
+});
+
+describe('swapSpan (a whole statement of a frozen text)', () => {
+  it('replaces from the start marker through the first end marker after it', () => {
+    expect(swapSpan(99, 'a; BEGIN x; y END; b END;', 'BEGIN', 'END;', 'Z;')).toBe('a; Z; b END;');
+  });
+
+  it('throws, naming the migration, when a marker is missing', () => {
+    expect(() => swapSpan(26, 'a END b', 'BEGIN', 'END', 'x')).toThrow(/^migration 26: text not found: BEGIN/);
+    expect(() => swapSpan(26, 'END a BEGIN b', 'BEGIN', 'END', 'x')).toThrow(/^migration 26: text not found after its start: END/);
+  });
+
+  it("gives PostgreSQL migration 26 a rotation claim that leases through job_queue_claim, and takes it back", () => {
+    const m26 = jobQueueMigrations('postgres').find((m) => m.version === 26) as unknown as { upSql: string[]; downSql: string[] };
+    const [up] = m26.upSql;
+    expect(up).toMatch(/^CREATE OR REPLACE FUNCTION job_queue_claim_rotation\(/);
+    expect(up).toContain('RETURN QUERY SELECT * FROM job_queue_claim($1, $2, v_q_groups, v_q_limits, 0, $4, $5);\n    END');
+    expect(up).not.toContain('UPDATE jobs');
+    expect(m26.downSql[0]).toContain('FOR UPDATE SKIP LOCKED');
+    expect(m26.downSql[0]).toContain('RETURNING jobs.*;');
   });
 });

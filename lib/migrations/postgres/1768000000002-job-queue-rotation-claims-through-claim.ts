@@ -1,33 +1,6 @@
-import { swapText } from '../frozen-text';
+import { swapSpan } from '../frozen-text';
 import { JobQueueMigration } from '../job-queue-migration';
 import { CLAIM_ROTATION_SQL_V21 } from './1767700000001-job-queue-ready-by-type';
-
-const PICK_AND_LEASE_V21 = `      RETURN QUERY
-      WITH picked AS (
-        SELECT x.id FROM unnest(v_q_groups, v_q_limits) AS q (group_key, lim)
-        CROSS JOIN LATERAL (
-          SELECT p.id FROM unnest($2) AS t (type)
-          CROSS JOIN LATERAL (
-            SELECT j.id, j.priority FROM jobs j
-            WHERE j.state = 'ready' AND j.group_key = q.group_key AND j.type = t.type AND j.run_after <= now()
-            ORDER BY j.group_key, j.type, j.priority DESC, j.id
-            LIMIT q.lim
-            FOR UPDATE SKIP LOCKED
-          ) p
-          ORDER BY p.priority DESC, p.id
-          LIMIT q.lim
-        ) x
-      )
-      UPDATE jobs SET
-        state = CASE WHEN $5 THEN 'running' ELSE 'leased' END,
-        lease_owner = $1,
-        lease_expires = now() + $4 * interval '1 millisecond',
-        heartbeat_at = now(),
-        attempts = jobs.attempts + 1,
-        started_at = CASE WHEN $5 THEN now() ELSE jobs.started_at END,
-        updated_at = now()
-      FROM picked WHERE jobs.id = picked.id
-      RETURNING jobs.*;`;
 
 /**
  * The rotation claim takes the groups' shares it planned through `job_queue_claim` (per-group
@@ -39,11 +12,12 @@ const PICK_AND_LEASE_V21 = `      RETURN QUERY
  * 0.2-0.3 ms); the claim function's plan is generic and kept per session. The jobs taken, their
  * order within a group and the lease are the same: the statement was the claim's `grouped` part.
  */
-export const CLAIM_ROTATION_SQL_V26 = swapText(
+export const CLAIM_ROTATION_SQL_V26 = swapSpan(
   26,
   CLAIM_ROTATION_SQL_V21,
-  PICK_AND_LEASE_V21,
-  `      RETURN QUERY SELECT * FROM job_queue_claim($1, $2, v_q_groups, v_q_limits, 0, $4, $5);`,
+  'RETURN QUERY\n      WITH picked AS (',
+  'RETURNING jobs.*;',
+  'RETURN QUERY SELECT * FROM job_queue_claim($1, $2, v_q_groups, v_q_limits, 0, $4, $5);',
 );
 
 export class JobQueueRotationClaimsThroughClaimPostgres1768000000002 extends JobQueueMigration {
