@@ -16,6 +16,14 @@ export interface BenchConfig {
 
 export class UsageError extends Error {}
 
+/**
+ * Jobs of the unrecorded warm-up before a process is measured (`BENCH_WARMUP_JOBS`, 0 for none):
+ * a process's first run of a code path runs on a cold JIT (HISTORY.md, "Observability overhead").
+ */
+export function warmUpJobs(): number {
+  return Number(process.env.BENCH_WARMUP_JOBS ?? 5_000);
+}
+
 export function parseArgs(argv: string[], known: string[]): BenchConfig {
   const flags = new Map<string, string>();
   for (const arg of argv) {

@@ -1,4 +1,5 @@
 import type { Dialect } from 'nestjs-sql-job-queue';
+import { warmUpJobs } from './config';
 import { FailureLog } from './correctness';
 import { cell, num, ratio } from './format';
 import { measureLatency, measureThroughput } from './measure';
@@ -13,6 +14,8 @@ export interface SystemSpec {
   label: string;
   dialect: Dialect;
   factory: SubjectFactory;
+  /** Runs in a fresh child process per run that warms itself up first (bench/lib/peers/node22.ts). */
+  warmsItself?: boolean;
   /** Latency only: a different sample count (e.g. fewer for a polling system) and pause between samples. */
   samples?: number;
   maxGapMs?: number;
@@ -34,11 +37,12 @@ export async function throughputTable(
   const series = new RunSeries();
   // One unrecorded run per system first: a process's first run of a code path runs on a cold
   // JIT (measured: +40-50 µs of Node CPU per job over 20,000 jobs), which favoured every row
-  // after the first. BENCH_WARMUP_JOBS=0 turns it off.
-  const warmUpJobs = Math.min(jobs, Number(process.env.BENCH_WARMUP_JOBS ?? 5_000));
-  if (warmUpJobs > 0) {
-    for (const spec of specs) {
-      const r = await measureThroughput(spec.dialect, spec.factory, warmUpJobs).catch((err: Error) => ({ warmUpError: err.message }));
+  // after the first. BENCH_WARMUP_JOBS=0 turns it off. A system in a child process of its own
+  // warms that process before each run instead (`warmsItself`).
+  const warmUp = Math.min(jobs, warmUpJobs());
+  if (warmUp > 0) {
+    for (const spec of specs.filter((s) => !s.warmsItself)) {
+      const r = await measureThroughput(spec.dialect, spec.factory, warmUp).catch((err: Error) => ({ warmUpError: err.message }));
       if ('warmUpError' in r) ctx.progress(`${spec.label} [${spec.dialect}] warm-up failed: ${r.warmUpError}`);
     }
   }

@@ -28,6 +28,7 @@ const spec = (key: string, s: Node22Settings, extra: Partial<SystemSpec> = {}): 
   label: s.label,
   dialect: 'postgres',
   factory: node22Subject(s),
+  warmsItself: true,
   ...extra,
 });
 
@@ -158,6 +159,7 @@ async function measureGraph(system: Node22Settings, shape: Shape): Promise<{ enq
   return withDatabase('postgres', async (db) => {
     const child = await Node22Child.start(db, system);
     try {
+      await child.warmUp('postgres');
       await child.call('prepare');
       await child.call('start');
       await sleep(300); // idle

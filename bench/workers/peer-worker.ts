@@ -5,7 +5,7 @@
  * CommonJS file loads them with plain `require` (under their npm aliases). Ours runs here too, on the
  * same Node, so every row of the peers-node22 tables is measured the same way.
  *
- * The parent drives it over IPC: `prepare`, `enqueue` {count}, `enqueueOne` {tag}, `start`,
+ * The parent drives it over IPC: `warmUp` {url, count}, `prepare`, `enqueue` {count}, `enqueueOne` {tag}, `start`,
  * `open`, `finalization`, `graph` {nodes}, `order` (dependency check of the last graph), `cpu`,
  * `report`, `stop`. Each request is answered with `<type>:done` (or `error`). A tagged job's start
  * time is pushed as `tag` {tag, at} (the wall clock, comparable across processes).
@@ -80,6 +80,54 @@ async function rowReader(dialect: 'postgres' | 'mysql', url: string): Promise<Ro
   return { query, scalar: async (t, p) => Number(Object.values((await query(t, p))[0] ?? {})[0]), close: () => conn.end() };
 }
 
+const claimCounts = { claims: 0, empty: 0 };
+let claimsWrapped = false;
+
+/**
+ * Counts the scheduler's claims, and the empty ones, by wrapping ClaimService.claim in this
+ * process (bench only): with several worker processes, empty claims show them thrashing. Wrapped
+ * once per process (a warm-up instance comes first); `warmUp` zeroes the counts after it.
+ */
+function countOurClaims(): typeof claimCounts {
+  if (claimsWrapped) return claimCounts;
+  claimsWrapped = true;
+  const { ClaimService } = require('nestjs-sql-job-queue') as typeof import('nestjs-sql-job-queue');
+  const claim = ClaimService.prototype.claim;
+  ClaimService.prototype.claim = async function (this: InstanceType<typeof ClaimService>, ...args: Parameters<typeof claim>) {
+    const got = await claim.apply(this, args);
+    claimCounts.claims++;
+    if (!got.length) claimCounts.empty++;
+    return got;
+  };
+  return claimCounts;
+}
+
+/**
+ * An unrecorded run in this process before it is measured, on a database of its own: `count`
+ * no-op jobs enqueued, then worked off by a second instance of the same system, which is then
+ * closed. A fresh process runs its first jobs on a cold JIT (measured in-process: 40-50 µs of
+ * Node CPU per job more over 20,000 jobs), so without this every child-process row measured a
+ * cold process while pg-throughput's rows are warm. Every system gets the same warm-up.
+ */
+async function warmUp(options: PeerWorkerOptions, url: string, count: number): Promise<void> {
+  const system = SYSTEMS[options.kind]({ ...options, url });
+  try {
+    await system.prepare();
+    await system.enqueue(count);
+    await system.start();
+    const deadline = Date.now() + 60_000 + count * 10;
+    while ((await system.open()) > 0) {
+      if (Date.now() > deadline) throw new Error(`warm-up: jobs still open after ${count * 10 + 60_000} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await system.close();
+    ExecutionLog.reset();
+    claimCounts.claims = 0;
+    claimCounts.empty = 0;
+  }
+}
+
 /** Ours: an enqueue-only app and, on start, a worker app (bench/lib/ours/our-app.ts), both in this process. */
 function ours(o: PeerWorkerOptions): System {
   // Loaded here so that the peers' processes do not boot Nest.
@@ -93,17 +141,7 @@ function ours(o: PeerWorkerOptions): System {
   let lo = Infinity;
   let hi = -Infinity;
   const note = (ids: number[]) => ids.forEach((id) => ((lo = Math.min(lo, id)), (hi = Math.max(hi, id))));
-  // Counts the scheduler's claims, and the empty ones, by wrapping ClaimService.claim in this
-  // process (bench only): with several worker processes, empty claims show them thrashing.
-  const { ClaimService } = require('nestjs-sql-job-queue') as typeof import('nestjs-sql-job-queue');
-  const counts = { claims: 0, empty: 0 };
-  const claim = ClaimService.prototype.claim;
-  ClaimService.prototype.claim = async function (this: InstanceType<typeof ClaimService>, ...args: Parameters<typeof claim>) {
-    const got = await claim.apply(this, args);
-    counts.claims++;
-    if (!got.length) counts.empty++;
-    return got;
-  };
+  const counts = countOurClaims();
   return {
     claims: () => ({ ...counts }),
     async prepare() {
@@ -343,6 +381,7 @@ runChild(async () => {
   ExecutionLog.onTag = (tag, at) => send({ type: 'tag', tag, at });
   let lastGraph: { nodes: PeerGraphNode[]; ids: Record<string, string> } | undefined;
   const handlers: Record<string, (m: Record<string, unknown>) => Promise<Record<string, unknown>>> = {
+    warmUp: async (m) => (await warmUp(options, String(m.url), Number(m.count)), {}),
     prepare: async () => (await system.prepare(), {}),
     enqueue: async (m) => ({ ids: await system.enqueue(Number(m.count)) }),
     enqueueOne: async (m) => ({ id: await system.enqueueOne(Number(m.tag)) }),

@@ -1,6 +1,7 @@
 import type { PeerGraphNode, PeerKind, PeerWorkerOptions } from '../../workers/peer-worker';
 import { ChildWorker, type ChildMessage } from '../child-worker';
-import type { BenchDatabase } from '../databases';
+import { warmUpJobs } from '../config';
+import { withDatabase, type BenchDatabase } from '../databases';
 import { ExecutionLog, mergeSnapshots, type ExecutionSnapshot } from '../execution-log';
 import { node22Binary } from '../node22';
 import type { Subject, SubjectFactory } from '../subject';
@@ -72,6 +73,15 @@ export class Node22Child {
     return new Node22Child(worker);
   }
 
+  /**
+   * Warms this child up before it is measured: an unrecorded run of `BENCH_WARMUP_JOBS` no-op
+   * jobs on a database of its own, dropped afterwards (peer-worker.ts `warmUp`).
+   */
+  async warmUp(dialect: BenchDatabase['dialect']): Promise<void> {
+    const count = warmUpJobs();
+    if (count > 0) await withDatabase(dialect, (w) => this.call('warmUp', { url: w.location, count }));
+  }
+
   call(type: string, args: Record<string, unknown> = {}, timeoutMs = 600_000): Promise<ChildMessage> {
     return this.worker.request({ type, ...args }, `${type}:done`, timeoutMs);
   }
@@ -95,9 +105,10 @@ export function node22Subject(s: Node22Settings, processes = 1, claimTotals?: Cl
       label: s.label,
       async prepare() {
         child = await Node22Child.start(db, s);
-        await child.call('prepare');
-        // Spawned here, untimed, so that their start-up is not counted as processing CPU.
+        // Spawned and warmed here, untimed, so that neither start-up nor a cold JIT is counted.
         others = await Promise.all(Array.from({ length: processes - 1 }, () => Node22Child.start(db, s)));
+        await Promise.all(all().map((c) => c.warmUp(db.dialect)));
+        await child.call('prepare');
       },
       async enqueue(count) {
         return (await child!.call('enqueue', { count })).ids as string[];
