@@ -13,6 +13,7 @@
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { ExecutionLog } from '../lib/execution-log';
+import { drainTimeout, waitUntilDrained } from '../lib/wait';
 import { childOptions, runChild, send, serveParent } from './worker-ipc';
 
 export type PeerKind = 'ours' | 'gw18' | 'boss12' | 'bullmq';
@@ -115,14 +116,10 @@ async function warmUp(options: PeerWorkerOptions, url: string, count: number): P
     await system.prepare();
     await system.enqueue(count);
     await system.start();
-    const deadline = Date.now() + 60_000 + count * 10;
-    while ((await system.open()) > 0) {
-      if (Date.now() > deadline) throw new Error(`warm-up: jobs still open after ${count * 10 + 60_000} ms`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntilDrained({ remaining: () => system.open(), total: count, timeoutMs: drainTimeout(count), what: 'warm-up' });
   } finally {
+    // Its executions are dropped by the measured run's `start` (ExecutionLog.reset), its claims here.
     await system.close();
-    ExecutionLog.reset();
     claimCounts.claims = 0;
     claimCounts.empty = 0;
   }
