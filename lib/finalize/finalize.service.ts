@@ -10,12 +10,12 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { notifyInTransaction } from '../notify/notify.sql';
 import { cascade } from './cascade.sql';
-import { behindSavepoint } from './claim-savepoint.sql';
 import type { FollowUpClaimer } from './follow-up-claim';
 import { completeJobs, completedViewsPostgres, completeThenClaimPostgres, completeWithDependentsPostgres, type Completion } from './complete.sql';
 import type { JobView } from '../job.types';
 import type { SettledJob } from './settled-job';
 import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
+import { FollowUpFailed } from './follow-up-failed';
 import { GuardTurnedDown } from './guard-turned-down';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
 import { failureForRefused, quoteDbError } from './refusal';
@@ -202,7 +202,13 @@ export class FinalizeService {
     } catch (err) {
       this.claimPassed = true;
       claimer!.ended(undefined);
-      throw err;
+      if (isConnectionError(err)) throw err;
+      // The statement fails as a whole, whichever part failed: the completions are written
+      // again without the claim (a failing claim must not fail them; a fault of their own fails
+      // this statement too and takes the usual path).
+      this.logger.warn(`a complete that ended with this worker's claim failed (${quoteDbError(err)}); writing it again without the claim`);
+      const { rows: plain } = await this.db.run(completeWithDependentsPostgres(owner, completions, this.options.listenNotify));
+      return this.completedInOneStatement(completions, plain.map((r) => [String(r.kind), r.job]), plain);
     }
     this.claimPassed = true;
     const kinds = rows[0].done_kinds as string[];
@@ -245,7 +251,7 @@ export class FinalizeService {
     this.claimPassed = claimer === undefined;
     let asked = false;
     let outcome: WriteOutcome;
-    const transaction = (countGuard: boolean) =>
+    const transaction = (countGuard: boolean, claiming: boolean) =>
       this.db.transaction(async (tx) => {
         // A fresh map per attempt of the transaction: a retried one must not keep a rolled-back view.
         const views = completions.some((c) => c.wantsView) ? new Map<number, JobView>() : undefined;
@@ -253,21 +259,30 @@ export class FinalizeService {
         const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
         const result = await cascade(tx, [...done, ...failed.failed]);
         if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-        if (!claimer) return { done, failed, result, views };
+        if (!claimer || !claiming) return { done, failed, result, views };
         // Last, after the promotions: the claim sees every job this transaction made ready.
         this.claimPassed = true;
         const request = this.followUpWanted(claimer) ? claimer.request() : undefined;
         if (!request) return { done, failed, result, views };
         asked = true;
-        const claim = await behindSavepoint(tx, () => this.claims.claimWithin(tx, request));
-        if (!claim.ok) this.logger.warn(`the claim after a finalize failed (${quoteDbError(claim.error)}); the worker claims again on its own`);
-        return { done, failed, result, claimed: claim.ok ? claim.value : undefined, views };
+        try {
+          return { done, failed, result, claimed: await this.claims.claimWithin(tx, request), views };
+        } catch (err) {
+          throw new FollowUpFailed(err);
+        }
+      });
+    // A failed claim rolls the transaction back; the batch is written again without it.
+    const withClaim = (countGuard: boolean) =>
+      transaction(countGuard, true).catch((err: unknown) => {
+        if (!(err instanceof FollowUpFailed)) throw err;
+        this.logger.warn(`the claim after a finalize failed (${quoteDbError(err.failure)}); the worker claims again on its own`);
+        return transaction(countGuard, false);
       });
     try {
       // The complete guards by count first (see completeJobs); a batch with a lost lease among
       // it is rolled back before its claim and written again with the locking read.
-      outcome = await transaction(true).catch((err: unknown) => {
-        if (err instanceof GuardTurnedDown) return transaction(false);
+      outcome = await withClaim(true).catch((err: unknown) => {
+        if (err instanceof GuardTurnedDown) return withClaim(false);
         throw err;
       });
     } catch (err) {
