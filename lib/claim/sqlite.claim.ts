@@ -1,6 +1,6 @@
 import type { SqlDialect } from '../database/dialects';
 import { sql, type Sql } from '../database/sql';
-import type { SqlExecutor } from '../database/sql-executor';
+import type { Row, SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
 import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { selectClaimCandidates } from './claim-candidates.sql';
@@ -20,10 +20,40 @@ export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promi
   const claimed: ClaimedJob[] = [];
   for (const quota of request.quotas) {
     if (quota.limit <= 0) continue;
-    const { rows } = await tx.run(sqliteClaimStatement(d, request, quota));
+    const rows = quota.limit <= PICK_FIRST_UP_TO ? await pickThenLease(tx, request, quota) : (await tx.run(sqliteClaimStatement(d, request, quota))).rows;
     for (const row of rows) claimed.push(toClaimedJob(row));
   }
   return claimed;
+}
+
+/**
+ * Quotas up to this size pick their ids, then lease them by id (pickThenLease). SQLite runs
+ * `UPDATE … WHERE id IN (SELECT … LIMIT n)` with a fixed cost of about 30 µs over the two
+ * statements (raw better-sqlite3, 20,000 ready rows: a claim of 1 took 59 against 31 µs, of 10
+ * 131 against 106 µs, of 50 and 100 the same). A chain's next link and a worker at its defaults
+ * claim a few jobs at a time; a large prefetch keeps the one statement.
+ */
+export const PICK_FIRST_UP_TO = 20;
+
+/** The quota's ready ids in claim order, then one UPDATE of those ids (one statement text whatever their number). */
+async function pickThenLease(tx: SqlExecutor, request: ClaimRequest, quota: ClaimQuota): Promise<Row[]> {
+  const { rows: picked } = await tx.run(sqlitePickStatement(tx.dialect, request, quota));
+  if (!picked.length) return [];
+  const { rows } = await tx.run(sqliteLeaseByIds(tx.dialect, request, picked.map((r) => Number(r.id))));
+  return rows;
+}
+
+/** A small quota's ready ids (pickThenLease), exported for EXPLAIN in tests. */
+export function sqlitePickStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
+  return readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority`, group: quota.group, excludeGroups: request.excludeGroups, lock: false });
+}
+
+/** The lease of picked ids, exported for EXPLAIN in tests: the ids travel as one JSON array. */
+export function sqliteLeaseByIds(d: SqlDialect, request: ClaimRequest, ids: readonly number[]): Sql {
+  return sql`
+    UPDATE jobs SET ${leaseAssignments(d, request)}
+    WHERE id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))
+    RETURNING ${claimedColumns(request)}`;
 }
 
 /** The claim of one quota, exported for EXPLAIN in tests. */
