@@ -162,6 +162,9 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
       const [moved] = await enqueueMany(app, 1, () => ({ type: 'noop', runAfter: new Date(Date.now() + HOUR) }));
       const lookups = waiters.counters().lookupQueries;
       const movedWait = app.queue.waitFor(moved, { timeoutMs: 300 });
+      // Handled from the start: it may reject while the test still awaits its UPDATE below, and an
+      // unhandled rejection there fails the spec (it did on MariaDB, with the removed job's).
+      movedWait.catch(() => undefined);
       for (const deadline = Date.now() + 10_000; waiters.counters().lookupQueries === lookups && Date.now() < deadline; ) {
         await new Promise((r) => setTimeout(r, 5));
       }
@@ -180,6 +183,7 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
       // A job removed while waited for (retention, or by hand) fails its waiter at the next poll.
       const [removed] = await enqueueMany(app, 1, () => ({ type: 'noop', runAfter: new Date(Date.now() + HOUR) }));
       const waiting = app.queue.waitFor(removed);
+      waiting.catch(() => undefined); // the poll may reject it before the DELETE's own reply arrives
       await new Promise((r) => setTimeout(r, 50));
       await app.db.run(sql`DELETE FROM jobs WHERE id = ${removed}`);
       await expect(waiting).rejects.toBeInstanceOf(JobNotFoundError);
