@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isSqliteBusy } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
-import type { Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import { reachesPausedGroup, type ClaimRequest } from './claim-request';
@@ -9,7 +8,7 @@ import { inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { limitLockName, roomUnderLimits } from './limit-locks.sql';
 import { RateGate, relevantRateKeys } from './rate-gate';
-import { postgresClaimCall, postgresClaimInTransaction, postgresClaimStatement } from './postgres.claim';
+import { postgresClaimArgs, postgresClaimInTransaction, postgresClaimStatement, type PostgresClaimArgs } from './postgres.claim';
 import { claimRotation } from './rotation.claim';
 import { claimSqlite } from './sqlite.claim';
 import { withinLimits, type LimitRoom } from './within-limits';
@@ -68,16 +67,16 @@ export class ClaimService {
   }
 
   /**
-   * PostgreSQL: the claim function call (for a FROM clause) that does this claim alone, for a
-   * statement that ends with it (the one-statement complete, lib/finalize/complete.sql.ts).
+   * PostgreSQL: the arguments of the claim function call that does this claim alone, for the
+   * complete that ends with it (`job_queue_complete_then_claim`, lib/finalize/complete.sql.ts).
    * Null where the claim needs more than the call (limits, rate limits, paused groups it could
    * reach) or asks for nothing. Its rows go through toClaimedJob and inClaimOrder. The call
    * turns `synchronous_commit` off for the transaction (see postgresClaimInTransaction): the
-   * statement puts it back.
+   * function puts it back.
    */
-  oneCall(request: ClaimRequest): Sql | null {
+  oneCall(request: ClaimRequest): PostgresClaimArgs | null {
     if (!request.types.length || !this.inOneCall(request)) return null;
-    return postgresClaimCall(request);
+    return postgresClaimArgs(request);
   }
 
   /** The claim functions know nothing of caps, rate windows, per-process room or paused groups. */

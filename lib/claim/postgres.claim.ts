@@ -13,24 +13,52 @@ export function postgresClaimStatement(request: ClaimRequest): Sql | null {
   return call && sql`SELECT ${claimedColumns(request, PG_CLAIMED_COLUMNS)} FROM ${call}`;
 }
 
+/** The arguments of a claim function call, as postgresClaimArgs gives them. */
+export interface PostgresClaimArgs {
+  owner: string;
+  types: string[];
+  /** Per-group quotas (plain claim). */
+  groups: string[];
+  limits: number[];
+  /** The any-group quota (plain claim). */
+  any: number;
+  ttlMs: number;
+  start: boolean;
+  /** Set for the rotation claim, with the groups' weights. */
+  rotation: number | null;
+  weightGroups: string[];
+  weights: number[];
+}
+
 /**
- * The function call that claims for `request`, for a FROM clause: `job_queue_claim_rotation`
- * (migration 7, the rotation claim of lib/claim/rotation.claim.ts in one round trip) when the
- * request fills slots by rotation, else `job_queue_claim`. Null when nothing is asked.
+ * What the claim functions take for `request`: `job_queue_claim_rotation`'s arguments (migration 7,
+ * the rotation claim of lib/claim/rotation.claim.ts in one round trip) when the request fills
+ * slots by rotation, else `job_queue_claim`'s. Null when nothing is asked.
  */
-export function postgresClaimCall(request: ClaimRequest): Sql | null {
+export function postgresClaimArgs(request: ClaimRequest): PostgresClaimArgs | null {
+  const base = { owner: request.owner, types: [...request.types], ttlMs: request.leaseTtlMs, start: request.start === true };
   if (request.rotation) {
     const weights = Object.entries(request.groupWeights ?? {});
-    return sql`job_queue_claim_rotation(${request.owner}, ${[...request.types]}::text[],
-    ${request.rotation}::int, ${request.leaseTtlMs}::float8, ${request.start === true},
-    ${weights.map(([g]) => g)}::text[], ${weights.map(([, w]) => w)}::int[])`;
+    return { ...base, groups: [], limits: [], any: 0, rotation: request.rotation, weightGroups: weights.map(([g]) => g), weights: weights.map(([, w]) => w) };
   }
   const grouped = request.quotas.filter((q) => q.group !== undefined && q.limit > 0);
-  const anyGroup = request.quotas.filter((q) => q.group === undefined).reduce((n, q) => n + q.limit, 0);
-  if (!grouped.length && anyGroup <= 0) return null;
-  return sql`job_queue_claim(${request.owner}, ${[...request.types]}::text[],
-    ${grouped.map((q) => q.group)}::text[], ${grouped.map((q) => q.limit)}::int[], ${anyGroup}::int,
-    ${request.leaseTtlMs}::float8, ${request.start === true})`;
+  const any = request.quotas.filter((q) => q.group === undefined).reduce((n, q) => n + q.limit, 0);
+  if (!grouped.length && any <= 0) return null;
+  return { ...base, groups: grouped.map((q) => q.group!), limits: grouped.map((q) => q.limit), any, rotation: null, weightGroups: [], weights: [] };
+}
+
+/** The function call that claims for `request`, for a FROM clause; null when nothing is asked. */
+export function postgresClaimCall(request: ClaimRequest): Sql | null {
+  const a = postgresClaimArgs(request);
+  if (!a) return null;
+  if (a.rotation !== null) {
+    return sql`job_queue_claim_rotation(${a.owner}, ${a.types}::text[],
+    ${a.rotation}::int, ${a.ttlMs}::float8, ${a.start},
+    ${a.weightGroups}::text[], ${a.weights}::int[])`;
+  }
+  return sql`job_queue_claim(${a.owner}, ${a.types}::text[],
+    ${a.groups}::text[], ${a.limits}::int[], ${a.any}::int,
+    ${a.ttlMs}::float8, ${a.start})`;
 }
 
 /**

@@ -1,11 +1,11 @@
+import type { PostgresClaimArgs } from '../claim/postgres.claim';
 import { jobColumns, toJobRecord, toJobView } from '../database/job-row';
 import { sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
 import type { JobView } from '../job.types';
 import { ownedBy } from '../lease/lease-guard.sql';
-import { NOTIFY_CHANNEL, readyPayloadOf, SETTLED_CHANNEL } from '../notify/notify.sql';
-import { IDS_PER_NOTIFICATION } from '../notify/settled-notify.sql';
+import { readyPayloadOf } from '../notify/notify.sql';
 import { completedView } from './completed-view';
 import { GuardTurnedDown } from './guard-turned-down';
 import { toSettled, type SettledJob } from './settled-job';
@@ -135,40 +135,31 @@ export function completeWithDependentsPostgres(owner: string, items: Completion[
 /**
  * completeWithDependentsPostgres (without views) ending with the worker's claim, in the same
  * statement and so the same transaction (see lib/finalize/follow-up-claim.ts): a chain link
- * used to cost the complete, then a claim after the promotion's NOTIFY. The claim runs after
- * the complete: it reads `d`, the complete's rows gathered in one row, so it is evaluated once
- * `c` is finished, and the claim function's statements (VOLATILE) take fresh snapshots that
- * see the promotions. Row locks: the complete's rows and dependents first, then the claim's
- * SKIP LOCKED rows, the order every finalize takes them; the claim waits on no job row. The
- * claim functions turn `synchronous_commit` off for their transaction (a lost claim only
- * expires); `durable` puts the session's setting back, so this commit is as durable as the
- * complete's alone.
+ * used to cost the complete, then a claim after the promotion's NOTIFY. One call of
+ * `job_queue_complete_then_claim` (migration 27), whose statements PostgreSQL plans once per
+ * session. The claim runs after the complete and sees its promotions. Row locks: the complete's
+ * rows and dependents first, then the claim's SKIP LOCKED rows, the order every finalize takes
+ * them; the claim waits on no job row. The claim functions turn `synchronous_commit` off for
+ * their transaction (a lost claim only expires); the function puts the session's setting back,
+ * so this commit is as durable as the complete's alone.
  *
- * The notifications are the complete's (its `notify` is off here), sent by this statement: the
- * settled ids for waiters, and the ready wake as `r:<owner>`, which the worker that claimed
- * already ignores (it would only claim again and find nothing) and every other process takes
- * as `r`.
+ * The notifications are the complete's, sent by the function: the settled ids for waiters, and
+ * the ready wake as `r:<owner>`, which the worker that claimed already ignores (it would only
+ * claim again and find nothing) and every other process takes as `r`.
  *
- * Rows: one per claimed job (the claim's columns), or one with NULL columns when it took none;
- * every row carries the complete's rows as `done_kinds` / `done_jobs`.
+ * Rows: one per claimed job (the claim's columns, `trace_context` only for a traced claim), or
+ * one with NULL columns when it took none; every row carries the complete's rows as
+ * `done_kinds` / `done_jobs`.
  */
-export function completeThenClaimPostgres(owner: string, items: Completion[], notify: boolean, claimCall: Sql, claimColumns: Sql): Sql {
+export function completeThenClaimPostgres(owner: string, items: Completion[], notify: boolean, claim: PostgresClaimArgs, withTrace: boolean): Sql {
+  // One owner for the complete's guard and the claim's leases: the worker's.
+  if (claim.owner !== owner) throw new Error(`a complete by ${owner} cannot end with a claim by ${claim.owner}`);
   const sorted = [...items].sort((a, b) => a.id - b.id);
-  const ids = sorted.map((i) => i.id);
-  const carriers = hasCarriers(sorted) ? sql`, ${sorted.map((i) => i.carrier ?? null)}::text[]` : sql``;
-  return sql`WITH c AS MATERIALIZED (SELECT kind, job FROM job_queue_complete(${owner}, ${ids}::bigint[],
-    ${sorted.map((i) => i.resultJson)}::text[], false${carriers})),
-  d AS MATERIALIZED (SELECT COALESCE(array_agg(kind), '{}') AS done_kinds, COALESCE(array_agg(job), '{}') AS done_jobs,
-    COALESCE(max(job) FILTER (WHERE kind = 'promoted'), 0) AS promoted, current_setting('synchronous_commit') AS sync FROM c),
-  x AS MATERIALIZED (SELECT ${claimColumns} FROM d, LATERAL ${claimCall} WHERE cardinality(d.done_kinds) >= 0),
-  durable AS MATERIALIZED (SELECT set_config('synchronous_commit', d.sync, true) FROM d WHERE (SELECT count(*) FROM x) >= 0),
-  told AS MATERIALIZED (
-    SELECT pg_notify(${SETTLED_CHANNEL}, string_agg(id::text, ',')) FROM (
-      SELECT u.id, (row_number() OVER ()) / ${IDS_PER_NOTIFICATION} AS part FROM unnest(${ids}::bigint[]) AS u (id)
-      WHERE ${notify} AND NOT EXISTS (SELECT 1 FROM c WHERE c.kind = 'refused' AND c.job = u.id)) s GROUP BY part),
-  woken AS MATERIALIZED (SELECT pg_notify(${NOTIFY_CHANNEL}, ${readyPayloadOf(owner)}) FROM d WHERE ${notify} AND d.promoted > 0)
-  SELECT d.done_kinds, d.done_jobs, (SELECT count(*) FROM told) + (SELECT count(*) FROM woken) + (SELECT count(*) FROM durable) AS notifications, x.*
-  FROM d LEFT JOIN x ON true`;
+  const carriers = hasCarriers(sorted) ? sorted.map((i) => i.carrier ?? null) : null;
+  return sql`SELECT * FROM job_queue_complete_then_claim(${owner}, ${sorted.map((i) => i.id)}::bigint[],
+    ${sorted.map((i) => i.resultJson)}::text[], ${carriers}::text[], ${notify}, ${readyPayloadOf(owner)},
+    ${claim.types}::text[], ${claim.groups}::text[], ${claim.limits}::int[], ${claim.any}::int, ${claim.ttlMs}::float8, ${claim.start},
+    ${claim.rotation}::int, ${claim.weightGroups}::text[], ${claim.weights}::int[], ${withTrace})`;
 }
 
 /** The views in the rows of completeWithDependentsPostgres (kind 'view': the rows as written), for the completions that asked. */

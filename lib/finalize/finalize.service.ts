@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClaimService } from '../claim/claim.service';
-import { claimedColumns, inClaimOrder, PG_CLAIMED_COLUMNS, toClaimedJob, type ClaimedJob } from '../claim/claimed-job';
+import { inClaimOrder, toClaimedJob, type ClaimedJob } from '../claim/claimed-job';
 import type { Row } from '../database/sql-executor';
 import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
@@ -198,7 +198,7 @@ export class FinalizeService {
     this.claimPassed = false;
     let rows: Row[];
     try {
-      ({ rows } = await this.db.run(completeThenClaimPostgres(owner, completions, this.options.listenNotify, call, claimedColumns(request!, PG_CLAIMED_COLUMNS))));
+      ({ rows } = await this.db.run(completeThenClaimPostgres(owner, completions, this.options.listenNotify, call, request!.withTrace === true)));
     } catch (err) {
       this.claimPassed = true;
       claimer!.ended(undefined);

@@ -53,6 +53,7 @@ import { JobQueueClaimUnionAllPostgres1767900000001 } from './postgres/176790000
 import { JobQueuePromotionSlicesPostgres1767900000002 } from './postgres/1767900000002-job-queue-promotion-slices';
 import { JobQueueReadyGroupsBoundedPostgres1768000000001 } from './postgres/1768000000001-job-queue-ready-groups-bounded';
 import { JobQueueRotationClaimsThroughClaimPostgres1768000000002 } from './postgres/1768000000002-job-queue-rotation-claims-through-claim';
+import { JobQueueCompleteThenClaimPostgres1768100000001 } from './postgres/1768100000001-job-queue-complete-then-claim';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -83,6 +84,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePromotionSlicesPostgres1767900000002,
     JobQueueReadyGroupsBoundedPostgres1768000000001,
     JobQueueRotationClaimsThroughClaimPostgres1768000000002,
+    JobQueueCompleteThenClaimPostgres1768100000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

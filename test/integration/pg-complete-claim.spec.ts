@@ -1,7 +1,6 @@
 import { ClaimService } from '../../lib/claim/claim.service';
 import type { ClaimRequest } from '../../lib/claim/claim-request';
-import { claimedColumns, PG_CLAIMED_COLUMNS } from '../../lib/claim/claimed-job';
-import { postgresClaimInTransaction } from '../../lib/claim/postgres.claim';
+import { postgresClaimInTransaction, postgresClaimStatement } from '../../lib/claim/postgres.claim';
 import { sql } from '../../lib/database/sql';
 import { completeThenClaimPostgres } from '../../lib/finalize/complete.sql';
 import { describeDialects } from '../support/describe-dialects';
@@ -46,7 +45,7 @@ describeDialects(
         ],
         true,
         claims.oneCall(request('w1'))!,
-        claimedColumns(request('w1'), PG_CLAIMED_COLUMNS),
+        false,
       );
       const { rows, sync } = await app.db.transaction(async (tx) => {
         const result = await tx.run(statement);
@@ -68,11 +67,38 @@ describeDialects(
       const ids = await app.queue.enqueueGraph([{ ref: 'a', type: 't' }]);
       await runningBy('w1', [ids.a]);
       const { rows } = await app.db.run(
-        completeThenClaimPostgres('w1', [{ id: ids.a, resultJson: 'null', parentId: null }], true, claims.oneCall(request('w1'))!, claimedColumns(request('w1'), PG_CLAIMED_COLUMNS)),
+        completeThenClaimPostgres('w1', [{ id: ids.a, resultJson: 'null', parentId: null }], true, claims.oneCall(request('w1'))!, false),
       );
       expect(rows).toHaveLength(1);
       expect(rows[0].id).toBeNull();
       expect(await app.queue.get(ids.a)).toMatchObject({ state: 'done' });
+    });
+
+    it('ends with the rotation claim when the request fills slots by rotation, and returns trace_context only for a traced claim', async () => {
+      const ids = await app.queue.enqueueGraph([
+        { ref: 'a', type: 't' },
+        { ref: 'b', type: 't', group: 'g1', dependsOn: ['a'] },
+        { ref: 'c', type: 't', group: 'g2', dependsOn: ['a'] },
+      ]);
+      await app.rows(`UPDATE jobs SET trace_context = 'stored' WHERE id = ANY($1)`, [[ids.b, ids.c]]);
+      await runningBy('w1', [ids.a]);
+      const rotation: ClaimRequest = { owner: 'w1', types: ['t'], quotas: [], rotation: 2, leaseTtlMs: 60_000, start: true, withTrace: true };
+      const { rows } = await app.db.transaction(async (tx) => tx.run(completeThenClaimPostgres('w1', [{ id: ids.a, resultJson: 'null', parentId: null }], true, claims.oneCall(rotation)!, true)));
+      // Both promoted, one per group by the rotation, each with its stored trace context.
+      expect(rows.map((r) => [Number(r.id), r.group_key, r.trace_context]).sort()).toEqual([[ids.b, 'g1', 'stored'], [ids.c, 'g2', 'stored']].sort());
+      expect((await app.rows(`SELECT count(*) AS n FROM jobs WHERE lease_owner = 'w1' AND state = 'running'`))[0].n).toBe('2');
+
+      // Untraced: the column comes back NULL, whatever the row holds.
+      await resetTables(app);
+      const more = await app.queue.enqueueGraph([{ ref: 'a', type: 't' }, { ref: 'b', type: 't', dependsOn: ['a'] }]);
+      await app.rows(`UPDATE jobs SET trace_context = 'stored' WHERE id = $1`, [more.b]);
+      await runningBy('w1', [more.a]);
+      const plain = await app.db.run(completeThenClaimPostgres('w1', [{ id: more.a, resultJson: 'null', parentId: null }], true, claims.oneCall(request('w1'))!, false));
+      expect(plain.rows.map((r) => [Number(r.id), r.trace_context])).toEqual([[more.b, null]]);
+    });
+
+    it('a complete and a claim of two different owners are refused before any write', () => {
+      expect(() => completeThenClaimPostgres('w1', [{ id: 1, resultJson: 'null', parentId: null }], true, claims.oneCall(request('w2'))!, false)).toThrow(/w1 cannot end with a claim by w2/);
     });
 
     it('a claim inside a finalize transaction puts the durable commit back', async () => {
@@ -87,7 +113,7 @@ describeDialects(
       // The claim alone keeps its asynchronous commit.
       await app.queue.enqueue({ type: 't' });
       const alone = await app.db.transaction(async (tx) => {
-        await tx.run(sql`SELECT * FROM ${claims.oneCall(request('w1'))!}`);
+        await tx.run(postgresClaimStatement(request('w1'))!);
         return (await tx.run(sql`SELECT current_setting('synchronous_commit') AS sync`)).rows[0].sync;
       });
       expect(alone).toBe('off');
