@@ -36,15 +36,21 @@ export interface PostgresClaimArgs {
  * slots by rotation, else `job_queue_claim`'s. Null when nothing is asked.
  */
 export function postgresClaimArgs(request: ClaimRequest): PostgresClaimArgs | null {
-  const base = { owner: request.owner, types: [...request.types], ttlMs: request.leaseTtlMs, start: request.start === true };
+  // Object literals, not spreads of a shared base: Node 20's V8 spends ~1 µs per field added
+  // after a spread (see lib/events/job-lifecycle.ts), ~8 µs per call here, once per chain link.
+  const { owner, leaseTtlMs: ttlMs } = request;
+  const types = [...request.types];
+  const start = request.start === true;
   if (request.rotation) {
     const weights = Object.entries(request.groupWeights ?? {});
-    return { ...base, groups: [], limits: [], any: 0, rotation: request.rotation, weightGroups: weights.map(([g]) => g), weights: weights.map(([, w]) => w) };
+    const weightGroups = weights.map(([g]) => g);
+    return { owner, types, groups: [], limits: [], any: 0, ttlMs, start, rotation: request.rotation, weightGroups, weights: weights.map(([, w]) => w) };
   }
   const grouped = request.quotas.filter((q) => q.group !== undefined && q.limit > 0);
   const any = request.quotas.filter((q) => q.group === undefined).reduce((n, q) => n + q.limit, 0);
   if (!grouped.length && any <= 0) return null;
-  return { ...base, groups: grouped.map((q) => q.group!), limits: grouped.map((q) => q.limit), any, rotation: null, weightGroups: [], weights: [] };
+  const groups = grouped.map((q) => q.group!);
+  return { owner, types, groups, limits: grouped.map((q) => q.limit), any, ttlMs, start, rotation: null, weightGroups: [], weights: [] };
 }
 
 /** The function call that claims for `request`, for a FROM clause; null when nothing is asked. */
