@@ -3,14 +3,15 @@ import type { Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { ClaimQuota, ClaimRequest } from './claim-request';
 import { claimedColumns, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { readyByTypeStatement, typeSlices } from './ready-by-type.sql';
+import { readyByTypeStatement, readyFloorsStatement, toReadyFloors, typeSlices, type ReadyFloor } from './ready-by-type.sql';
 
 /**
  * The ready rows a claim would take, locked: exclusive `FOR UPDATE SKIP LOCKED` on PostgreSQL
  * and MySQL (never the shared form: two claimers holding shared locks on the same row would
  * both try to upgrade and deadlock); plain on SQLite, whose BEGIN IMMEDIATE already excludes
  * every other writer. Each type is read from its own stretch of a ready index, in order, up to
- * the quota (readyByTypeStatement): never a sort of every match, never another type's row.
+ * the quota (readyByTypeStatement): never a sort of every match, never another type's row. On
+ * MySQL from each type's floor (readyFloorsStatement), where one is given.
  */
 export function claimCandidatesStatement(
   d: SqlDialect,
@@ -18,8 +19,9 @@ export function claimCandidatesStatement(
   quota: ClaimQuota,
   excludeGroups?: readonly string[],
   withTrace = false,
+  floors?: ReadonlyMap<string, ReadyFloor>,
 ): Sql {
-  return readyByTypeStatement(d, types, quota.limit, { columns: claimedColumns({ withTrace }), group: quota.group, excludeGroups, lock: true });
+  return readyByTypeStatement(d, types, quota.limit, { columns: claimedColumns({ withTrace }), group: quota.group, excludeGroups, lock: true, floors });
 }
 
 export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
@@ -31,7 +33,11 @@ export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimReque
     const slices = typeSlices(tx.dialect, request.types);
     const rows: ClaimedJob[] = [];
     for (const types of slices) {
-      const result = await tx.run(claimCandidatesStatement(tx.dialect, types, quota, request.excludeGroups, request.withTrace));
+      // MySQL: where each type's ready rows begin, read without locks, so the locking read does
+      // not walk the entries of rows claimed before (see readyFloorsStatement).
+      const floors = tx.dialect.name === 'mysql' ? toReadyFloors((await tx.run(readyFloorsStatement(tx.dialect, types, { group: quota.group, excludeGroups: request.excludeGroups }))).rows) : undefined;
+      if (floors && !floors.size) continue;
+      const result = await tx.run(claimCandidatesStatement(tx.dialect, types, quota, request.excludeGroups, request.withTrace, floors));
       for (const row of result.rows) rows.push(toClaimedJob(row));
     }
     if (slices.length > 1) rows.sort(inClaimOrder).splice(quota.limit);
