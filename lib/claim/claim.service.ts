@@ -43,7 +43,7 @@ export class ClaimService {
       return byPriority(rows.map(toClaimedJob));
     }
     try {
-      return byPriority(await this.db.transaction((tx) => this.claimIn(tx, request), { failWhenBusy: true }));
+      return byPriority(await this.db.transaction((tx) => this.claimIn(tx, request, true), { failWhenBusy: true }));
     } catch (err) {
       // Another process holds SQLite's write lock: nothing claimed, the next tick tries again.
       // Rate-limited work has no other wake-up than its window's: try again shortly.
@@ -58,11 +58,12 @@ export class ClaimService {
   /**
    * The same claim inside a transaction the caller holds (a finalize that ends with this worker's
    * claim, lib/finalize/follow-up-claim.ts). Errors are the caller's; nothing here retries or
-   * swallows them.
+   * swallows them. `readFloors` only where the transaction has written no ready row (see
+   * selectClaimCandidates).
    */
-  async claimWithin(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
+  async claimWithin(tx: SqlExecutor, request: ClaimRequest, readFloors = false): Promise<ClaimedJob[]> {
     if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
-    const rows = this.inOneCall(request) ? (await tx.run(postgresClaimInTransaction(request)!)).rows.map(toClaimedJob) : await this.claimIn(tx, request);
+    const rows = this.inOneCall(request) ? (await tx.run(postgresClaimInTransaction(request)!)).rows.map(toClaimedJob) : await this.claimIn(tx, request, readFloors);
     return rows.sort(inClaimOrder);
   }
 
@@ -87,13 +88,14 @@ export class ClaimService {
     return this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !reachesPausedGroup(request) && !rateLimited;
   }
 
-  private async claimIn(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
+  /** `readFloors`: MySQL reads where the ready rows begin first (selectClaimCandidates). */
+  private async claimIn(tx: SqlExecutor, request: ClaimRequest, readFloors: boolean): Promise<ClaimedJob[]> {
     const lockNames = relevantLimitLocks(request);
     const rateKeys = relevantRateKeys(request);
     if (!lockNames.length && !request.room && !rateKeys.length) {
-      if (request.rotation) return claimRotation(tx, request);
+      if (request.rotation) return claimRotation(tx, request, undefined, readFloors);
       if (tx.dialect.name === 'sqlite') return claimSqlite(tx, request);
-      return leaseJobs(tx, request, await selectClaimCandidates(tx, request));
+      return leaseJobs(tx, request, await selectClaimCandidates(tx, request, readFloors));
     }
     // Lock order, the same in every claimer: cap rows, then rate windows, then jobs.
     const cluster = lockNames.length ? await roomUnderLimits(tx, request.limits!, lockNames) : {};
@@ -103,8 +105,9 @@ export class ClaimService {
     const without = withoutExhausted(request, room);
     const narrowed = without && gate ? { ...without, admittedAtMs: gate.admittedAtMs } : without;
     if ((room.total ?? 1) > 0 && narrowed) {
-      if (narrowed.rotation) claimed = await claimRotation(tx, narrowed, room);
-      else claimed = await leaseJobs(tx, narrowed, withinLimits(await selectClaimCandidates(tx, narrowed), room));
+      // After the caps' and windows' locks, still no write of this transaction's own.
+      if (narrowed.rotation) claimed = await claimRotation(tx, narrowed, room, readFloors);
+      else claimed = await leaseJobs(tx, narrowed, withinLimits(await selectClaimCandidates(tx, narrowed, readFloors), room));
     }
     if (gate) {
       const { claimAgainInMs, starts } = await gate.record(tx, claimed);

@@ -16,7 +16,7 @@ import { withinLimits, type LimitRoom } from './within-limits';
  * candidates are trimmed to what fits; the cursor still moves on, so a group at its cap does
  * not hold up the others.
  */
-export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room?: LimitRoom): Promise<ClaimedJob[]> {
+export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room?: LimitRoom, readFloors = true): Promise<ClaimedJob[]> {
   const slots = request.rotation ?? 0;
   if (slots <= 0) return [];
   // One more than the slots: the cursor's own group may have had its whole visit already.
@@ -27,7 +27,7 @@ export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room
   if (!plan.quotas.length) return [];
   // A group with one slot takes the job its probe locked; a larger share is read in one more statement.
   const single = plan.quotas.filter((q) => q.limit === 1).map((q) => probed.get(q.group!)!.next!);
-  const more = await selectClaimCandidates(tx, { ...request, quotas: plan.quotas.filter((q) => q.limit > 1) });
+  const more = await selectClaimCandidates(tx, { ...request, quotas: plan.quotas.filter((q) => q.limit > 1) }, readFloors);
   const candidates = [...single, ...more].sort(inClaimOrder);
   const leased = room ? withinLimits(candidates, room) : candidates;
   const moved = plan.cursor.group !== cursor.group || plan.cursor.served !== cursor.served;

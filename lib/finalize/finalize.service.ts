@@ -266,7 +266,9 @@ export class FinalizeService {
         if (!request) return { done, failed, result, views };
         asked = true;
         try {
-          return { done, failed, result, claimed: await this.claims.claimWithin(tx, request), views };
+          // MySQL reads the ready rows' floors first unless this transaction wrote ready rows itself.
+          const wroteReady = result.promoted !== 0 || failed.retried.length > 0;
+          return { done, failed, result, claimed: await this.claims.claimWithin(tx, request, !wroteReady), views };
         } catch (err) {
           throw new FollowUpFailed(err);
         }

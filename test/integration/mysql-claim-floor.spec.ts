@@ -100,7 +100,7 @@ describeDialects(
       }
     });
 
-    it('a row made ready before the floor, a higher priority, and a type with nothing ready are all claimed as before', async () => {
+    it('a row made ready before the floor, a higher priority, a type with nothing ready, a claim inside a finalize: all as before', async () => {
       await app.queue.enqueueGraph(Array.from({ length: 30 }, (_, k) => ({ ref: `j${k}`, type: 't' })));
       const first = await claims.claim(request(['t', 'u']));
       expect(first.map((j) => j.type)).toEqual(Array(10).fill('t'));
@@ -114,6 +114,19 @@ describeDialects(
       expect(statements.texts[0]).not.toMatch(/FOR UPDATE/);
       expect(statements.texts[1]).toMatch(/FOR UPDATE SKIP LOCKED/);
       expect(statements.texts[1].match(/AND \(neg_priority > \? OR \(neg_priority = \? AND id >= \?\)\)/g)).toHaveLength(2);
+      // Inside a finalize's transaction: floors only where it wrote no ready row (a chain link's
+      // promotion put the next link in the ready index; a consistent read after that was dearer
+      // than the walk it saves).
+      const within = (readFloors?: boolean) =>
+        statementsOf(() => app.db.transaction((tx) => claims.claimWithin(tx, request(['t'], 1), readFloors)));
+      const promoted = await within();
+      expect(promoted.texts).toHaveLength(2); // the locking read from the front, the lease
+      expect(promoted.texts[0]).toMatch(/FOR UPDATE SKIP LOCKED/);
+      expect(promoted.texts[0]).not.toMatch(/neg_priority >/);
+      const quiet = await within(true);
+      expect(quiet.texts).toHaveLength(3);
+      expect(quiet.texts[1]).toMatch(/neg_priority > \?/);
+      expect(quiet.result[0].id).toBe(promoted.result[0].id + 1);
       // Nothing ready for any type: no locking read, nothing claimed.
       await app.rows(`UPDATE jobs SET state = 'done' WHERE state = 'ready'`);
       expect(await claims.claim(request(['t', 'u', 'v']))).toEqual([]);
