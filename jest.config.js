@@ -5,8 +5,8 @@
 module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  // Specs that restart the shared database servers, and the cross-process timing specs of
-  // test/alone/, run alone, in phase 2 (test/run-tests.cjs).
+  // Specs that restart the shared database servers, and the cross-process timing and global
+  // server counter specs of test/alone/, run alone, in phase 2 (test/run-tests.cjs).
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/restart/', '<rootDir>/test/alone/'],
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],

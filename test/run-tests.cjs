@@ -4,7 +4,8 @@
  * restart the shared PostgreSQL and MariaDB servers, and those in test/alone/, whose assertions
  * are about time across worker processes (rate limits: a handler start more than 60 ms late is
  * handed back, which costs rate when the OS leaves a worker unscheduled for that long, as six
- * parallel spec files on two cores did); phase 2 runs those alone, one at a time.
+ * parallel spec files on two cores did) or on the database server's global counters (another
+ * spec's statements would count too); phase 2 runs those alone, one at a time.
  * Arguments go to both phases (`npm test -- test/integration/engine` runs phase 1 only,
  * `npm test -- test/restart test/alone` phase 2 only).
  */

@@ -14,13 +14,14 @@ import { withinLimits, type LimitRoom } from './within-limits';
  * walk are one procedure call), plus one statement for the groups given more than one slot,
  * whatever the number of groups; on MySQL the lease and the cursor's move are one statement. With `room` (caps), the
  * candidates are trimmed to what fits; the cursor still moves on, so a group at its cap does
- * not hold up the others.
+ * not hold up the others. `readFloors` (MySQL): the walk and the larger shares read from each
+ * group's first ready row (see walkRotation, selectClaimCandidates).
  */
 export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room?: LimitRoom, readFloors = true): Promise<ClaimedJob[]> {
   const slots = request.rotation ?? 0;
   if (slots <= 0) return [];
   // One more than the slots: the cursor's own group may have had its whole visit already.
-  const { cursor, groups } = await walkRotation(tx, request.types, slots + 1, request.excludeGroups ?? []);
+  const { cursor, groups } = await walkRotation(tx, request.types, slots + 1, request.excludeGroups ?? [], readFloors);
   const probed = new Map(groups.map((g) => [g.group, g]));
   const weights = request.groupWeights ?? {};
   const plan = planRotation([...probed.values()].map((g) => ({ group: g.group, weight: weights[g.group] ?? g.weight })), cursor, slots);

@@ -49,12 +49,15 @@ export interface RotationWalk {
  * (below the first one taken) when the walk runs out; paused groups are stepped over. On MySQL
  * all of it is one call of `job_queue_rotation_walk` (MySQL migration 13), where it was two or
  * three round trips; elsewhere the same steps as statements (PostgreSQL claims through its own
- * function and does not come here).
+ * function and does not come here). `readFloors` (MySQL): the walk that steps over the groups
+ * with plain reads and locks their heads from there (migration 16), as selectClaimCandidates's
+ * floors; not in a transaction that has written ready rows.
  */
-export async function walkRotation(tx: SqlExecutor, types: readonly string[], want: number, paused: readonly string[]): Promise<RotationWalk> {
+export async function walkRotation(tx: SqlExecutor, types: readonly string[], want: number, paused: readonly string[], readFloors = false): Promise<RotationWalk> {
   if (tx.dialect.name === 'mysql') {
+    const procedure = sql.raw(readFloors ? 'job_queue_rotation_walk_floors' : 'job_queue_rotation_walk');
     const { rows } = await tx.run(
-      sql`CALL job_queue_rotation_walk(${JSON.stringify(types)}, ${want}, ${paused.length ? JSON.stringify(paused) : null})`,
+      sql`CALL ${procedure}(${JSON.stringify(types)}, ${want}, ${paused.length ? JSON.stringify(paused) : null})`,
     );
     // mysql2 hands back a CALL's result sets (the cursor, then the jobs) followed by its status.
     const sets = rows as unknown as Row[][];
