@@ -80,7 +80,7 @@ describeDialects(
         expect(floors.groups).toEqual(every);
         // The locking walk passes 2,500 delete-marked entries and looks each one up; the floors
         // walk reads each pair's first rows, a wrap's probe and the locking read of five heads
-        // (measured: 10,151 against 197).
+        // (measured: 10,151 against 151).
         process.stdout.write(`rotation walk pages behind a held snapshot: locking ${locking.pages}, floors ${floors.pages}\n`);
         expect(locking.pages).toBeGreaterThan(CLAIMED_PER_GROUP * GROUPS);
         expect(floors.pages).toBeLessThan(60 * GROUPS);

@@ -22,7 +22,8 @@ const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
  * head between its read and its lock. Another kind of claim (a group's own quota) or a retry can:
  * that group then gives no job this time, where the locking walk took the pair's next row. One
  * locking probe per head from there instead cost 1.5x per walk (a statement inside a procedure
- * costs ~60 us on MariaDB), and a UNION of such probes, prepared per call, 2.5x.
+ * costs ~60 us on MariaDB), and a UNION of such probes, prepared per call, 2.5x; this one costs
+ * 1.02x of the locking walk without a snapshot (bench/HISTORY.md, mysql).
  */
 export function rotationWalkFloorsProcedure(columns: string): string {
   const pair = (past: string) => `SELECT id, group_key, type, neg_priority, run_after <= UTC_TIMESTAMP(3)
@@ -94,9 +95,11 @@ export function rotationWalkFloorsProcedure(columns: string): string {
       END LOOP;
       SELECT v_cur AS group_key, v_served AS served;
       -- The heads, locked, in walk order (the cursor's groups, then the wrapped ones). A head that
-      -- another transaction claimed or locked since it was read is left out.
+      -- another transaction claimed or locked since it was read is left out. The primary key only:
+      -- with \`state\` in the condition the optimizer also dived into every index on state for
+      -- each id, ~100 us a call.
       SET @job_queue_rotation_walk = CONCAT(
-        'SELECT ${columns} FROM jobs WHERE ',
+        'SELECT ${columns} FROM jobs FORCE INDEX (PRIMARY) WHERE ',
         IF(v_ids = '', 'FALSE', CONCAT('id IN (', v_ids, ') AND state = ''ready'' AND run_after <= UTC_TIMESTAMP(3)',
           ' ORDER BY FIELD(id, ', v_ids, ')')), ' FOR UPDATE SKIP LOCKED');
       PREPARE job_queue_rotation_walk_stmt FROM @job_queue_rotation_walk;
