@@ -28,12 +28,15 @@ export async function saveRotationCursor(tx: SqlExecutor, cursor: RotationCursor
  * MySQL: leases candidates this transaction has locked and moves the cursor it has locked, in one
  * multi-table UPDATE: a rotation claim there is a round trip per statement, and this saves one
  * of six. The lease columns are the jobs table's alone, so the assignments need no qualifier.
+ * A LEFT JOIN: without the cursor's row (a table emptied by hand) an inner join updated no job,
+ * and the claim handed out jobs it had not leased, for any other worker to claim again.
  */
 export async function leaseJobsMovingCursor(tx: SqlExecutor, request: ClaimRequest, candidates: ClaimedJob[], cursor: RotationCursor): Promise<ClaimedJob[]> {
   const ids = candidates.map((c) => c.id).sort((a, b) => a - b);
-  await tx.run(sql`UPDATE jobs, job_queue_rotation SET ${leaseAssignments(tx.dialect, request)},
+  await tx.run(sql`UPDATE jobs LEFT JOIN job_queue_rotation ON job_queue_rotation.name = ${CURSOR}
+    SET ${leaseAssignments(tx.dialect, request)},
     job_queue_rotation.group_key = ${cursor.group}, job_queue_rotation.served = ${cursor.served}
-    WHERE jobs.id IN (${sql.list(ids)}) AND job_queue_rotation.name = ${CURSOR}`);
+    WHERE jobs.id IN (${sql.list(ids)})`);
   // The rows are locked, so the values read still hold (as in leaseJobs).
   return candidates.map((job) => ({ ...job, attempts: job.attempts + 1 }));
 }

@@ -33,6 +33,7 @@ describeDialects(
     afterAll(() => app.close());
     beforeEach(async () => {
       await resetTables(app);
+      await app.rows(`INSERT IGNORE INTO job_queue_rotation (name) VALUES ('fair-share')`);
       await app.rows(`UPDATE job_queue_rotation SET group_key = '', served = 0`);
     });
 
@@ -166,6 +167,19 @@ describeDialects(
       } finally {
         app.db.transaction = original;
       }
+    });
+
+    it('without the cursor row (a table emptied by hand), the jobs a rotation claim returns are leased', async () => {
+      await app.queue.enqueueGraph([0, 1, 2, 3].map((g) => ({ ref: `j${g}`, type: 't', group: `g${g}` })));
+      await app.rows(`DELETE FROM job_queue_rotation`);
+      const claims = app.module.get(ClaimService);
+      const got = await claims.claim({ owner: 'w', types: ['t'], quotas: [], rotation: 2, leaseTtlMs: 60_000, start: true });
+      expect(got.map((j) => j.group)).toEqual(['g0', 'g1']);
+      const rows = await app.rows(`SELECT id, state, lease_owner FROM jobs WHERE id IN (?, ?) ORDER BY id`, got.map((j) => j.id));
+      expect(rows.map((r) => [r.state, r.lease_owner])).toEqual([['running', 'w'], ['running', 'w']]);
+      // A second claim does not hand them out again.
+      const next = await claims.claim({ owner: 'v', types: ['t'], quotas: [], rotation: 2, leaseTtlMs: 60_000, start: true });
+      expect(next.map((j) => j.id).filter((id) => got.some((j) => j.id === id))).toEqual([]);
     });
   },
   ['mysql'],
