@@ -14,7 +14,7 @@ const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
  * group costs one probe, as before, and another type's rows in the group cost one probe per pair
  * instead of one read per row. Same calls and result sets as migration 13's procedure.
  */
-function pairWalkProcedure(columns: string): string {
+export function pairWalkProcedure(columns: string): string {
   const pair = (past: string) => `SELECT id, group_key, type, neg_priority, run_after <= UTC_TIMESTAMP(3)
             INTO v_id, v_group, v_type, v_np, v_due FROM jobs FORCE INDEX (jobs_ready_group_idx)
             WHERE state = 'ready' AND ${past} AND (v_before IS NULL OR group_key < v_before)

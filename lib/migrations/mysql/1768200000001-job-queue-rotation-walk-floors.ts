@@ -1,12 +1,13 @@
+import { swapSpan, swapText } from '../frozen-text';
 import { JobQueueMigration } from '../job-queue-migration';
 import { V8_COLUMNS } from './1766500000001-job-queue-next-groups-procedure';
-
-const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
+import { pairWalkProcedure } from './1767700000001-job-queue-ready-by-type';
 
 /**
- * The rotation walk of migration 14 with plain reads: the (group, type) pairs are stepped over
- * without locks, and the heads taken are locked at the end by id, in the statement that returns
- * them (`FOR UPDATE SKIP LOCKED`, still `ready`).
+ * The rotation walk of migration 14 (its frozen text, changed by the substitutions below) with
+ * plain reads: the (group, type) pairs are stepped over without locks, and the heads taken are
+ * locked at the end by id, in the statement that returns them (`FOR UPDATE SKIP LOCKED`, still
+ * `ready`).
  *
  * Why: claiming a row leaves its old `jobs_ready_group_idx` entry in place, delete-marked, until
  * purge removes it. A locking read checks each such entry it passes through the clustered index; a
@@ -26,75 +27,19 @@ const GROUP = 'VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
  * 1.02x of the locking walk without a snapshot (bench/HISTORY.md, mysql).
  */
 export function rotationWalkFloorsProcedure(columns: string): string {
-  const pair = (past: string) => `SELECT id, group_key, type, neg_priority, run_after <= UTC_TIMESTAMP(3)
-            INTO v_id, v_group, v_type, v_np, v_due FROM jobs FORCE INDEX (jobs_ready_group_idx)
-            WHERE state = 'ready' AND ${past} AND (v_before IS NULL OR group_key < v_before)
-            ORDER BY group_key, type, neg_priority, id LIMIT 1`;
-  return `CREATE PROCEDURE job_queue_rotation_walk_floors(IN p_types TEXT, IN p_max INT, IN p_exclude TEXT)
-    BEGIN
-      DECLARE v_cur ${GROUP} DEFAULT '';
-      DECLARE v_served INT DEFAULT 0;
-      DECLARE v_from ${GROUP};
-      DECLARE v_before ${GROUP} DEFAULT NULL;
-      DECLARE v_head ${GROUP} DEFAULT NULL;
-      DECLARE v_group ${GROUP};
-      DECLARE v_type ${GROUP};
-      DECLARE v_prev_group ${GROUP};
-      DECLARE v_prev_type ${GROUP};
-      DECLARE v_in ${GROUP} DEFAULT NULL;
-      DECLARE v_best BIGINT DEFAULT NULL;
-      DECLARE v_best_np INT;
-      DECLARE v_id BIGINT;
-      DECLARE v_np INT;
-      DECLARE v_due BOOLEAN;
-      DECLARE v_ids TEXT DEFAULT '';
-      DECLARE v_found INT DEFAULT 0;
-      DECLARE v_pass INT DEFAULT 1;
-      DECLARE v_first BOOLEAN DEFAULT TRUE;
-      -- No row yet: the defaults stand for a cursor at the start ('' and 0).
-      SELECT group_key, served INTO v_cur, v_served FROM job_queue_rotation WHERE name = 'fair-share' FOR UPDATE;
-      SET v_from = v_cur;
-      walk: LOOP
-        SET v_group = NULL;
-        IF v_first THEN
-          ${pair('group_key >= v_from')};
-          SET v_first = FALSE;
-        ELSE
-          ${pair('(group_key > v_prev_group OR (group_key = v_prev_group AND type > v_prev_type))')};
-        END IF;
-        -- The group being read is complete: take its best head, if any.
-        IF v_in IS NOT NULL AND (v_group IS NULL OR v_group <> v_in) THEN
-          IF v_best IS NOT NULL THEN
-            IF v_pass = 1 AND v_head IS NULL THEN SET v_head = v_in; END IF;
-            SET v_ids = CONCAT(v_ids, IF(v_ids = '', '', ','), v_best);
-            SET v_found = v_found + 1;
-          END IF;
-          SET v_in = NULL, v_best = NULL;
-          IF v_found >= p_max THEN LEAVE walk; END IF;
-        END IF;
-        IF v_group IS NULL THEN
-          IF v_pass = 2 THEN LEAVE walk; END IF;
-          -- Wrap round: from the first group, below the first one this walk took.
-          SET v_pass = 2, v_from = '', v_before = v_head, v_first = TRUE;
-          ITERATE walk;
-        END IF;
-        SET v_in = v_group;
-        IF JSON_CONTAINS(p_types, JSON_QUOTE(v_type)) AND (p_exclude IS NULL OR NOT JSON_CONTAINS(p_exclude, JSON_QUOTE(v_group))) THEN
-          IF NOT v_due THEN
-            -- A delayed head: the pair's first job due now, if any.
-            SET v_id = NULL;
-            SELECT id, neg_priority INTO v_id, v_np FROM jobs FORCE INDEX (jobs_ready_group_idx)
-              WHERE state = 'ready' AND group_key = v_group AND type = v_type AND run_after <= UTC_TIMESTAMP(3)
-              ORDER BY neg_priority, id LIMIT 1;
-          END IF;
-          IF v_id IS NOT NULL AND (v_best IS NULL OR v_np < v_best_np OR (v_np = v_best_np AND v_id < v_best)) THEN
-            SET v_best = v_id, v_best_np = v_np;
-          END IF;
-        END IF;
-        SET v_prev_group = v_group, v_prev_type = v_type;
-      END LOOP;
-      SELECT v_cur AS group_key, v_served AS served;
-      -- The heads, locked, in walk order (the cursor's groups, then the wrapped ones). A head that
+  const lock = ' FOR UPDATE SKIP LOCKED';
+  const pairProbe = 'ORDER BY group_key, type, neg_priority, id LIMIT 1';
+  let text = swapText(16, pairWalkProcedure(columns), 'CREATE PROCEDURE job_queue_rotation_walk(', 'CREATE PROCEDURE job_queue_rotation_walk_floors(');
+  // The two pair steps (from the cursor, then past the previous pair), then the delayed head's probe.
+  text = swapText(16, text, `${pairProbe}${lock}`, pairProbe);
+  text = swapText(16, text, `${pairProbe}${lock}`, pairProbe);
+  text = swapText(16, text, `ORDER BY neg_priority, id LIMIT 1${lock};`, 'ORDER BY neg_priority, id LIMIT 1;');
+  return swapSpan(
+    16,
+    text,
+    '      -- In walk order (the cursor',
+    'DEALLOCATE PREPARE job_queue_rotation_walk_stmt;\n',
+    `      -- The heads, locked, in walk order (the cursor's groups, then the wrapped ones). A head that
       -- another transaction claimed or locked since it was read is left out. The primary key only:
       -- with \`state\` in the condition the optimizer also dived into every index on state for
       -- each id, ~100 us a call.
@@ -105,7 +50,8 @@ export function rotationWalkFloorsProcedure(columns: string): string {
       PREPARE job_queue_rotation_walk_stmt FROM @job_queue_rotation_walk;
       EXECUTE job_queue_rotation_walk_stmt;
       DEALLOCATE PREPARE job_queue_rotation_walk_stmt;
-    END`;
+`,
+  );
 }
 
 /** MySQL migration 16: job_queue_rotation_walk_floors, above; migration 14's procedure stays. */
