@@ -1,6 +1,6 @@
-import { DataSource } from 'typeorm';
 import { ClaimService, type ClaimRequest } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
+import { withHeldSnapshot } from '../support/held-snapshot';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 
 const GROUPS = 5;
@@ -48,13 +48,7 @@ describeDialects(
     }
 
     it('the floors walk touches a few pages per group; the locking walk, every claimed entry', async () => {
-      const snapshot = new DataSource({ type: 'mysql', url: db.location, poolSize: 1 });
-      await snapshot.initialize();
-      const runner = snapshot.createQueryRunner();
-      try {
-        // What mysqldump --single-transaction does: purge keeps every row version newer than this.
-        await runner.query('START TRANSACTION WITH CONSISTENT SNAPSHOT');
-        await runner.query('SELECT COUNT(*) FROM jobs');
+      await withHeldSnapshot(db, async () => {
         for (let k = 0; k < PER_GROUP; k += 100) {
           await app.queue.enqueueGraph(
             Array.from({ length: 100 * GROUPS }, (_, i) => ({ ref: `j${k}.${i}`, type: 't', group: `g${i % GROUPS}` })),
@@ -84,11 +78,7 @@ describeDialects(
         process.stdout.write(`rotation walk pages behind a held snapshot: locking ${locking.pages}, floors ${floors.pages}\n`);
         expect(locking.pages).toBeGreaterThan(CLAIMED_PER_GROUP * GROUPS);
         expect(floors.pages).toBeLessThan(60 * GROUPS);
-      } finally {
-        await runner.query('COMMIT').catch(() => undefined);
-        await runner.release();
-        await snapshot.destroy();
-      }
+      });
     });
   },
   ['mysql'],

@@ -1,4 +1,3 @@
-import { DataSource } from 'typeorm';
 import { ClaimService, type ClaimRequest } from '../../lib';
 import { claimCandidatesStatement } from '../../lib/claim/claim-candidates.sql';
 import { readyFloorsStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
@@ -6,6 +5,7 @@ import type { TransactionOptions } from '../../lib/database/job-queue.database';
 import type { Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { describeDialects } from '../support/describe-dialects';
+import { withHeldSnapshot } from '../support/held-snapshot';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
 const JOBS = 3_000;
@@ -62,13 +62,7 @@ describeDialects(
     }
 
     it('with a snapshot held open, a claim touches the same few pages after thousands of claimed jobs', async () => {
-      const snapshot = new DataSource({ type: 'mysql', url: db.location, poolSize: 1 });
-      await snapshot.initialize();
-      const runner = snapshot.createQueryRunner();
-      try {
-        // What mysqldump --single-transaction does: purge keeps every row version newer than this.
-        await runner.query('START TRANSACTION WITH CONSISTENT SNAPSHOT');
-        await runner.query('SELECT COUNT(*) FROM jobs');
+      await withHeldSnapshot(db, async () => {
         for (let i = 0; i < JOBS; i += 1_000) {
           await app.queue.enqueueGraph(Array.from({ length: 1_000 }, (_, k) => ({ ref: `j${i + k}`, type: 't' })));
         }
@@ -93,11 +87,7 @@ describeDialects(
         expect(fromFront).toBeGreaterThan(CLAIMED);
         expect(floorRead).toBeLessThan(100);
         expect(fromFloor).toBeLessThan(100);
-      } finally {
-        await runner.query('COMMIT').catch(() => undefined);
-        await runner.release();
-        await snapshot.destroy();
-      }
+      });
     });
 
     it('a row made ready before the floor, a higher priority, a type with nothing ready, a claim inside a finalize: all as before', async () => {
