@@ -14,6 +14,7 @@ const WORKERS = Number(process.env.CHAOS_WORKERS ?? 3);
 const KILL_EVERY_MS = Number(process.env.CHAOS_KILL_EVERY_MS ?? 1_500);
 const JOB_MS = Number(process.env.CHAOS_JOB_MS ?? 60);
 const CONCURRENCY = 8;
+const TENANTS = 40;
 // The run's bound scales with its size: the 5,000-job run takes 10–40 s here, the 50,000-job one
 // about 60 s alone and much longer beside the 100,000-job long run on two cores. What must hold
 // whatever the load is progress: a run with open jobs and no job finished for STALL_MS is stuck
@@ -39,25 +40,28 @@ function workload(): { nodes: GraphNode[]; expected: Map<string, JobState>; plan
   };
   // DAGs: a container of 8 workers, a join over them, and a job after both; every 5th graph has
   // a child that fails for good, so its container fails and the join and the after job are cancelled.
+  // Jobs belong to more tenants than a worker has slots, so the claims go through the fair-share
+  // rotation (its shared cursor, the walk) while workers die.
   const graphs = Math.floor((JOBS * 0.4) / 11);
   for (let g = 0; g < graphs; g++) {
     const broken = g % 5 === 0;
-    nodes.push({ ref: `g${g}.box`, type: 'container' });
+    const group = `t${g % TENANTS}`;
+    nodes.push({ ref: `g${g}.box`, type: 'container', group });
     expected.set(`g${g}.box`, broken ? 'failed' : 'done');
     for (let c = 0; c < 8; c++) {
       const fail = broken && c === 3 ? 'always' : c === 5 ? 'once' : undefined;
-      nodes.push(job(`g${g}.c${c}`, { parent: `g${g}.box` }, fail));
+      nodes.push(job(`g${g}.c${c}`, { parent: `g${g}.box`, group }, fail));
       expected.set(`g${g}.c${c}`, fail === 'always' ? 'failed' : 'done');
     }
-    nodes.push(job(`g${g}.join`, { dependsOn: Array.from({ length: 8 }, (_, c) => `g${g}.c${c}`) }));
+    nodes.push(job(`g${g}.join`, { dependsOn: Array.from({ length: 8 }, (_, c) => `g${g}.c${c}`), group }));
     expected.set(`g${g}.join`, broken ? 'cancelled' : 'done');
-    nodes.push(job(`g${g}.after`, { dependsOn: [`g${g}.box`, `g${g}.join`] }));
+    nodes.push(job(`g${g}.after`, { dependsOn: [`g${g}.box`, `g${g}.join`], group }));
     expected.set(`g${g}.after`, broken ? 'cancelled' : 'done');
   }
   for (let i = 0; nodes.length < JOBS; i++) {
     const r = random();
     const fail = r < 0.02 ? 'always' : r < 0.12 ? 'once' : undefined;
-    nodes.push(job(`j${i}`, {}, fail));
+    nodes.push(job(`j${i}`, { group: `t${i % TENANTS}` }, fail));
     expected.set(`j${i}`, fail === 'always' ? 'failed' : 'done');
   }
   return { nodes, expected, plannedRetries };
@@ -144,6 +148,9 @@ describeDialects(`chaos: ${JOBS} jobs, ${WORKERS} workers, SIGKILL every ${KILL_
         `${extra} re-executions (${plannedRetries} planned retries, ≤ ${beyondPlan} caused by kills; bound ${kills * 2 * CONCURRENCY})\n`,
     );
     expect(kills).toBeGreaterThan(0);
+    // The claims went through the fair-share rotation: its shared cursor moved off the start.
+    const [cursor] = await app.rows(`SELECT group_key FROM job_queue_rotation`);
+    expect(String(cursor.group_key)).toMatch(/^t\d+$/);
     // A kill loses at most the attempts running (≤ concurrency) and those finished whose result
     // was not yet committed (≤ concurrency, by the scheduler's backpressure).
     expect(beyondPlan).toBeLessThanOrEqual(kills * 2 * CONCURRENCY);
