@@ -53,8 +53,8 @@ export interface RotationWalk {
  * all of it is one call of `job_queue_rotation_walk` (MySQL migration 13), where it was two or
  * three round trips; elsewhere the same steps as statements (PostgreSQL claims through its own
  * function and does not come here). `readFloors` (MySQL): the walk that steps over the groups
- * with plain reads and locks their heads from there (migration 16), as selectClaimCandidates's
- * floors; not in a transaction that has written ready rows.
+ * with plain reads and then locks the heads it took, by id (migration 16), for the reason of
+ * selectClaimCandidates's floors; not in a transaction that has written ready rows.
  */
 export async function walkRotation(tx: SqlExecutor, types: readonly string[], want: number, paused: readonly string[], readFloors = false): Promise<RotationWalk> {
   if (tx.dialect.name === 'mysql') {
