@@ -1,4 +1,3 @@
-import type { QueryRunner } from 'typeorm';
 import { ClaimService, type ClaimRequest, type GraphNode } from '../../lib';
 import type { TransactionOptions } from '../../lib/database/job-queue.database';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
@@ -37,23 +36,20 @@ describeDialects(
       await app.rows(`UPDATE job_queue_rotation SET group_key = '', served = 0`);
     });
 
-    /** One CALL inside a transaction that is rolled back (or left open for `hold`). */
-    async function walk(procedure: string, types: string[], max: number, exclude: string[] | null, runner?: QueryRunner): Promise<Walk> {
-      const own = !runner;
-      const r = runner ?? app.dataSource.createQueryRunner();
+    /** One CALL inside a transaction that is rolled back. */
+    async function walk(procedure: string, types: string[], max: number, exclude: string[] | null): Promise<Walk> {
+      const runner = app.dataSource.createQueryRunner();
       try {
-        if (own) await r.query('START TRANSACTION');
-        const sets = (await r.query(`CALL ${procedure}(?, ?, ?)`, [JSON.stringify(types), max, exclude && JSON.stringify(exclude)])) as Array<Array<Record<string, unknown>>>;
+        await runner.query('START TRANSACTION');
+        const sets = (await runner.query(`CALL ${procedure}(?, ?, ?)`, [JSON.stringify(types), max, exclude && JSON.stringify(exclude)])) as Array<Array<Record<string, unknown>>>;
         return {
           cursor: { group: String(sets[0][0].group_key ?? ''), served: Number(sets[0][0].served ?? 0) },
           ids: sets[1].map((row) => Number(row.id)),
           groups: sets[1].map((row) => String(row.group_key)),
         };
       } finally {
-        if (own) {
-          await r.query('ROLLBACK');
-          await r.release();
-        }
+        await runner.query('ROLLBACK');
+        await runner.release();
       }
     }
 
