@@ -47,7 +47,9 @@ describeDialects(`graphs wider than the bind limit (${WIDTH.toLocaleString('en')
   let app: QueueApp;
 
   beforeAll(async () => {
-    app = await startQueueApp(db, { concurrency: 50, pollIntervalMs: 100, retryBackoff: { baseMs: 20, maxMs: 100 } }, [Handlers]);
+    // Claims and finalizes of 500 bind more parameters per statement than the defaults' 50 (the
+    // limit this spec is about) and take the 120,000 jobs per dialect through in half the time.
+    app = await startQueueApp(db, { concurrency: 50, prefetch: 500, pollIntervalMs: 100, retryBackoff: { baseMs: 20, maxMs: 100 } }, [Handlers]);
     await installProbes(app);
   });
   afterAll(() => app?.close());
