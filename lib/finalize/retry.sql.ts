@@ -3,6 +3,7 @@ import { chunked, sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { cascade } from './cascade.sql';
 import { notYetCountedDown } from './promotion-slices.sql';
+import { planRetry } from './retry-plan';
 import { toSettled, type CascadeResult } from './settled-job';
 
 export interface RetryOutcome extends CascadeResult {
@@ -62,6 +63,8 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
     rows.forEach((r) => reopen.add(Number(r.id)));
   }
   let frontier = [...reopen];
+  // Per reopened job, how many of its upstream edges come from reopened jobs (see planRetry).
+  const reopenedUpstreams = new Map<number, number>();
   // SQLite has no statistics for find()'s (state, id) index and would walk every cancelled job
   // once per slice (quadratic: 40,000 dependents took minutes); NOT INDEXED leaves only the
   // primary key for j and p, so each slice starts from its own ids.
@@ -70,14 +73,16 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
     const found: number[] = [];
     for (const chunk of chunked(frontier, skewedListChunk(d))) {
       const list = sql.list(chunk);
+      // Each edge from the frontier once (no frontier job is walked twice); a parent has no edge.
       const { rows } = await tx.run(sql`
-        SELECT j.id FROM job_deps dep JOIN jobs j${byIdOnly} ON j.id = dep.job_id
+        SELECT dep.depends_on_id AS up, j.id FROM job_deps dep JOIN jobs j${byIdOnly} ON j.id = dep.job_id
           WHERE dep.depends_on_id IN (${list}) AND j.state = 'cancelled'
         UNION
-        SELECT p.id FROM jobs c JOIN jobs p${byIdOnly} ON p.id = c.parent_id
+        SELECT NULL AS up, p.id FROM jobs c JOIN jobs p${byIdOnly} ON p.id = c.parent_id
           WHERE c.id IN (${list}) AND p.state IN (${sql.raw(TERMINAL_BAD)})`);
       for (const r of rows) {
         const x = Number(r.id);
+        if (r.up != null) reopenedUpstreams.set(x, (reopenedUpstreams.get(x) ?? 0) + 1);
         if (!reopen.has(x)) {
           reopen.add(x);
           found.push(x);
@@ -92,19 +97,31 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
   // below is sent in bounded slices: a retry may reopen any number of jobs.
   const parentRows = await inChunks(tx, ids, (list) => sql`SELECT DISTINCT parent_id FROM jobs WHERE id IN (${list}) AND parent_id IS NOT NULL`);
   const containers = [...new Set([...parentRows.map((r) => Number(r.parent_id)), ...ids])].sort((a, b) => a - b);
-  await inChunks(tx, containers, (list) => sql`SELECT id FROM jobs WHERE id IN (${list}) ORDER BY id${lock}`);
+  const locked = await inChunks(tx, containers, (list) => sql`SELECT id, state, is_container FROM jobs WHERE id IN (${list}) ORDER BY id${lock}`);
+  const boxesLocked = new Set(locked.filter((r) => Number(r.is_container) === 1).map((r) => Number(r.id)));
+  // The walk read without locks. If a concurrent retry reopened part of the closure meanwhile,
+  // the walk's edges no longer prove anything: every job is read again after the reset.
+  const closure = new Set(ids);
+  const walkHolds = locked.every((r) => !closure.has(Number(r.id)) || r.state === 'failed' || r.state === 'cancelled');
 
-  // 3. Reset, then recount from the graph.
+  // 3. Count each job's open upstreams, then reset every job once, to its final state: its
+  // pending count set, ready if nothing is left to wait for (planRetry says why one read made
+  // before the reset is enough).
   const now = d.now();
-  await inChunks(tx, ids, (list) => sql`UPDATE jobs SET state = 'waiting', attempts = 0, result = NULL, last_error = NULL, progress = 0,
-      current_stage = NULL, started_at = NULL, finished_at = NULL, lease_owner = NULL, lease_expires = NULL,
-      pending_deps = 0, run_after = ${now}, updated_at = ${now}
-    WHERE id IN (${list})`);
-  const open = await inChunks(tx, ids, (list) => sql`SELECT dep.job_id, COUNT(*) AS n,
+  const counts = await inChunks(tx, ids, (list) => sql`SELECT dep.job_id, COUNT(*) AS n,
       SUM(CASE WHEN u.state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
     FROM job_deps dep JOIN jobs u ON u.id = dep.depends_on_id
     WHERE dep.job_id IN (${list}) AND (u.state <> 'done' OR ${notYetCountedDown()}) GROUP BY dep.job_id`);
-  await setCounts(tx, open, 'job_id', 'pending_deps', 'n');
+  const plan = planRetry(ids, boxesLocked, counts.map((r) => ({ id: Number(r.job_id), open: Number(r.n), bad: Number(r.bad) })),
+    walkHolds ? reopenedUpstreams : new Map());
+  for (const [pending, { ready, waiting }] of plan.pending) {
+    for (const [state, group] of [['ready', ready], ['waiting', waiting]] as const) {
+      await inChunks(tx, group, (list) => sql`UPDATE jobs SET state = ${state}, attempts = 0, result = NULL, last_error = NULL, progress = 0,
+          current_stage = NULL, started_at = NULL, finished_at = NULL, lease_owner = NULL, lease_expires = NULL,
+          pending_deps = ${pending}, run_after = ${now}, updated_at = ${now}
+        WHERE id IN (${list})`);
+    }
+  }
   const children = await inChunks(tx, containers, (list) => sql`SELECT parent_id,
       SUM(CASE WHEN state IN ('done', ${sql.raw(TERMINAL_BAD)}) THEN 0 ELSE 1 END) AS open,
       SUM(CASE WHEN state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
@@ -112,14 +129,13 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
   await setCounts(tx, children, 'parent_id', 'pending_children', 'open');
   await setCounts(tx, children, 'parent_id', 'failed_children', 'bad');
 
-  // 4. Ready what can run; cancel again what still depends on a failed job.
-  const blocked = open.filter((r) => Number(r.bad) > 0).map((r) => Number(r.job_id));
-  let promoted = 0;
-  for (const chunk of chunked(ids)) {
-    const { affected } = await tx.run(sql`UPDATE jobs SET state = 'ready', updated_at = ${now}
-      WHERE id IN (${sql.list(chunk)}) AND state = 'waiting' AND is_container = 0 AND pending_deps = 0`);
-    promoted += affected;
-  }
+  // 4. Cancel again what still depends on a failed job: the suspects' upstreams read again, now
+  // that the reopened ones are waiting.
+  const stillBad = await inChunks(tx, plan.suspects, (list) => sql`SELECT DISTINCT dep.job_id
+    FROM job_deps dep JOIN jobs u ON u.id = dep.depends_on_id
+    WHERE dep.job_id IN (${list}) AND u.state IN (${sql.raw(TERMINAL_BAD)})`);
+  const blocked = stillBad.map((r) => Number(r.job_id)).sort((a, b) => a - b);
+  const promoted = plan.ready;
   let result: CascadeResult = { settled: [], promoted };
   if (blocked.length) {
     const rows = await inChunks(tx, blocked, (list) => sql`SELECT id, parent_id FROM jobs WHERE id IN (${list})`);

@@ -164,6 +164,29 @@ describeDialects('execution engine', (db) => {
     expect((await queue.get(ids.in))!.state).toBe('cancelled');
   });
 
+  it('retry() of one of two failed upstreams cancels their join again; retry() of the other runs it', async () => {
+    upstreamFixed = false;
+    const ids = await queue.enqueueGraph([
+      { ref: 'bad1', type: 'fixable', maxAttempts: 1 },
+      { ref: 'bad2', type: 'fixable', maxAttempts: 1 },
+      { ref: 'join', type: 'step', args: { ref: 'join' }, dependsOn: ['bad1', 'bad2'] },
+      { ref: 'after', type: 'step', args: { ref: 'after' }, dependsOn: ['join'] },
+    ]);
+    for (const ref of ['bad1', 'bad2'] as const) expect((await queue.waitFor(ids[ref], { timeoutMs: 10_000 })).state).toBe('failed');
+    expect((await queue.waitFor(ids.after, { timeoutMs: 10_000 })).state).toBe('cancelled');
+
+    upstreamFixed = true;
+    await queue.retry(ids.bad1);
+    // Within the retry's transaction: join still depends on bad2, so it and after are closed again.
+    expect(await queue.get(ids.join)).toMatchObject({ state: 'cancelled', lastError: 'cancelled: still depends on a failed or cancelled job' });
+    expect((await queue.get(ids.after))!.state).toBe('cancelled');
+    expect((await queue.waitFor(ids.bad1, { timeoutMs: 10_000 })).state).toBe('done');
+
+    await queue.retry(ids.bad2);
+    expect((await queue.waitFor(ids.after, { timeoutMs: 10_000 })).state).toBe('done');
+    for (const ref of ['bad1', 'bad2', 'join'] as const) expect((await queue.get(ids[ref]))!.state).toBe('done');
+  });
+
   it('fails at once on an UnrecoverableJobError', async () => {
     const job = await queue.enqueue({ type: 'broken', args: { fatal: true }, maxAttempts: 5 });
     expect(await queue.waitFor(job.id, { timeoutMs: 10_000 })).toMatchObject({ state: 'failed', attempts: 1 });
