@@ -19,13 +19,15 @@ describeDialects(
     beforeEach(() => resetTables(app));
 
     const p = (n: number) => (db.dialect === 'postgres' ? `$${n}` : '?');
+    // Lock waits in this spec's database only: other specs share the server.
     const lockWaits = async () =>
       Number(
         (
           await app.rows(
             db.dialect === 'postgres'
               ? `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`
-              : `SELECT COUNT(*) AS n FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'`,
+              : `SELECT COUNT(*) AS n FROM information_schema.innodb_trx t JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
+                 WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()`,
           )
         )[0].n,
       );
