@@ -51,7 +51,7 @@ export { TERMINAL_STATES } from './job.types';
 export { JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS } from './job-queue.constants';
 export { JobEntity } from './entities/job.entity';
 export { JobDepEntity } from './entities/job-dep.entity';
-export { jobQueueMigrations, JobQueueMigration } from './migrations';
+export { jobQueueMigrations, jobQueueMigrationClasses, JobQueueMigration } from './migrations';
 export { ClaimService } from './claim/claim.service';
 export type { ClaimedJob } from './claim/claimed-job';
 export type { ClaimQuota, ClaimRequest } from './claim/claim-request';

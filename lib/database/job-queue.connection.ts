@@ -4,6 +4,7 @@ import { JobEntity } from '../entities/job.entity';
 import { readAutoIncrementStep } from '../enqueue/job-insert.sql';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { runJobQueueMigrations } from '../migrations/migration-runner';
+import { assertSchemaCurrent } from '../migrations/schema-check';
 import { sqlDialect } from './dialects';
 import { JobQueueDatabase } from './job-queue.database';
 import { DEFAULT_MAX_RESULT_BYTES } from '../options/resolve-options';
@@ -42,6 +43,7 @@ export class JobQueueConnection {
         options.maxResultBytes = fitResultLimit(options.maxResultBytes, isDefault, Number(rows[0].packet));
       }
       if (options.runMigrations) await runJobQueueMigrations(dataSource, options.dialect);
+      else await assertSchemaCurrent(dataSource, options.dialect);
       const step = options.dialect === 'mysql' ? await readAutoIncrementStep(db) : 1;
       return new JobQueueConnection(dataSource, db, server, step, !shared);
     } catch (err) {

@@ -8,3 +8,4 @@ export * from './schedule.errors';
 export * from './validation.errors';
 export * from './sqlite.errors';
 export * from './event.errors';
+export * from './schema.errors';

@@ -127,4 +127,12 @@ export function jobQueueMigrations(dialect: Dialect): JobQueueMigration[] {
   return MIGRATIONS[dialect].map((Migration) => new Migration());
 }
 
+/**
+ * The same migrations as classes, for a TypeORM DataSource's `migrations` option, which takes
+ * classes (or globs) and constructs them itself.
+ */
+export function jobQueueMigrationClasses(dialect: Dialect): Array<new () => JobQueueMigration> {
+  return [...MIGRATIONS[dialect]];
+}
+
 export { JobQueueMigration } from './job-queue-migration';

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * A versioned schema step. It is also a TypeORM `MigrationInterface`, so an application that
- * runs its migrations with TypeORM can list ours (`jobQueueMigrations(dialect)`) and set
+ * runs its migrations with TypeORM can list ours (`jobQueueMigrationClasses(dialect)`) and set
  * `runMigrations: false`.
  */
 export abstract class JobQueueMigration implements MigrationInterface {

@@ -1,7 +1,9 @@
-import { jobQueueMigrations } from '../../lib';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { SchemaOutOfDateError, jobQueueMigrationClasses, jobQueueMigrations, type Dialect } from '../../lib';
 import { runJobQueueMigrations } from '../../lib/migrations/migration-runner';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp } from '../support/queue-app';
+import type { TestDatabase } from '../support/test-databases';
 
 /** The migration versions each dialect has. */
 const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] };
@@ -69,6 +71,107 @@ describeDialects('schema and migrations', (db) => {
     }
   });
 });
+
+describeDialects('schema check with runMigrations: false', (db) => {
+  const last = () => jobQueueMigrations(db.dialect).at(-1)!;
+  // PostgreSQL and MySQL share the application's DataSource, so its own table name is read;
+  // SQLite always opens its own handle, which looks in TypeORM's default table.
+  const table = db.dialect === 'sqlite' ? 'migrations' : 'app_migrations';
+
+  it('refuses an empty database with SchemaOutOfDateError and creates nothing', async () => {
+    const err = await startQueueApp(db, { runMigrations: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaOutOfDateError);
+    expect((err as SchemaOutOfDateError).missing.map((m) => m.version)).toEqual(VERSIONS[db.dialect]);
+    expect((err as SchemaOutOfDateError).message).toContain('runMigrations is false');
+    expect(await withAppDataSource(db, table, tableNames)).toEqual([]);
+  });
+
+  it('starts on a schema the application migrated with TypeORM, and names the one migration it then lacks', async () => {
+    await withAppDataSource(db, table, (ds) => ds.runMigrations());
+    const start = () => withAppDataSource(db, table, async (ds) => {
+      const app = await startQueueApp(db, {
+        runMigrations: false,
+        worker: false,
+        externalTypes: ['anything'],
+        ...(db.dialect === 'sqlite' ? {} : { dataSource: ds }),
+      });
+      try {
+        const before = await app.count(`state = 'ready'`);
+        await app.queue.enqueue({ type: 'anything' });
+        expect(await app.count(`state = 'ready'`)).toBe(before + 1);
+      } finally {
+        await app.close();
+      }
+    });
+    await start();
+    expect(await withAppDataSource(db, table, tableNames)).not.toContain('job_queue_migrations');
+
+    const forget = await withAppDataSource(db, table, async (ds) => {
+      const [row] = await ds.query(`SELECT timestamp, name FROM ${table} WHERE name = '${last().name}'`);
+      await ds.query(`DELETE FROM ${table} WHERE name = '${last().name}'`);
+      return row as { timestamp: number; name: string };
+    });
+    const err = await start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaOutOfDateError);
+    expect((err as SchemaOutOfDateError).missing).toEqual([{ version: last().version, name: last().name }]);
+    expect((err as SchemaOutOfDateError).message).toContain(`TypeORM's "${table}" table`);
+
+    await withAppDataSource(db, table, (ds) =>
+      ds.query(`INSERT INTO ${table} (timestamp, name) VALUES (${Number(forget.timestamp)}, '${forget.name}')`),
+    );
+    await start();
+  });
+});
+
+describeDialects('schema check after the queue migrated itself', (db) => {
+  it('names the version job_queue_migrations lost, writes nothing, and starts once it is recorded again', async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['anything'] });
+    try {
+      const { version, name } = jobQueueMigrations(db.dialect).at(-1)!;
+      await app.rows(`DELETE FROM job_queue_migrations WHERE version = ${version}`);
+
+      const err = await startQueueApp(db, { runMigrations: false }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SchemaOutOfDateError);
+      expect((err as SchemaOutOfDateError).missing).toEqual([{ version, name }]);
+      expect((err as SchemaOutOfDateError).message).toContain(`TypeORM's "migrations" table`);
+      const recorded = await app.rows(`SELECT version FROM job_queue_migrations`);
+      expect(recorded.map((r) => Number(r.version)).sort((a, b) => a - b)).toEqual(VERSIONS[db.dialect].slice(0, -1));
+
+      const appliedAt = db.dialect === 'postgres' ? 'now()' : db.dialect === 'mysql' ? 'UTC_TIMESTAMP(3)' : `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
+      await app.rows(`INSERT INTO job_queue_migrations (version, name, applied_at) VALUES (${version}, '${name}', ${appliedAt})`);
+      const checked = await startQueueApp(db, { runMigrations: false });
+      await checked.close();
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+/** A DataSource the way an application would open it, with our migrations in its list. */
+async function withAppDataSource<T>(db: TestDatabase, migrationsTableName: string, work: (ds: DataSource) => Promise<T>): Promise<T> {
+  const common = { migrations: jobQueueMigrationClasses(db.dialect), migrationsTableName };
+  const options: Record<Dialect, DataSourceOptions> = {
+    postgres: { type: 'postgres', url: db.location, ...common },
+    mysql: { type: 'mysql', url: db.location, timezone: 'Z', charset: 'utf8mb4_bin', ...common },
+    sqlite: { type: 'better-sqlite3', database: db.location, ...common },
+  };
+  const ds = new DataSource(options[db.dialect]);
+  await ds.initialize();
+  try {
+    return await work(ds);
+  } finally {
+    await ds.destroy();
+  }
+}
+
+async function tableNames(ds: DataSource): Promise<string[]> {
+  const q: Record<string, string> = {
+    postgres: `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'`,
+    mysql: `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()`,
+    sqlite: `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`,
+  };
+  return ((await ds.query(q[ds.options.type === 'better-sqlite3' ? 'sqlite' : ds.options.type])) as Array<{ name: string }>).map((r) => r.name);
+}
 
 async function indexNames(rows: (q: string) => Promise<Record<string, unknown>[]>, dialect: string): Promise<string[]> {
   const q =
