@@ -12,8 +12,8 @@ import { readPauses } from './pause.sql';
 export class PausedWork extends EventEmitter {
   types: ReadonlySet<string> = new Set();
   groups: ReadonlySet<string> = new Set();
-  private refreshing: Promise<void> | undefined;
-  private again = false;
+  private reading: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
 
   constructor(private readonly db: JobQueueDatabase) {
     super();
@@ -27,29 +27,34 @@ export class PausedWork extends EventEmitter {
     return this.types.has(job.type) || this.groups.has(job.group);
   }
 
-  /** Re-reads the table; calls made while a read is in flight get one more read after it. */
+  /**
+   * Re-reads the table. A caller waits for a read that starts after its call (one in flight may
+   * predate its change), and for no more: callers during a read share the one read after it.
+   * Waiting until no caller wanted another read starved `pause()` when the half-poll refreshes
+   * came faster than a read of many paused groups took.
+   */
   refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.again = true;
-      return this.refreshing;
+    if (!this.reading) {
+      this.reading = this.readOnce().finally(() => (this.reading = undefined));
+      return this.reading;
     }
-    this.refreshing = (async () => {
-      try {
-        do {
-          this.again = false;
-          const entries = await readPauses(this.db);
-          const types = new Set(entries.filter((e) => e.kind === 'type').map((e) => e.name));
-          const groups = new Set(entries.filter((e) => e.kind === 'group').map((e) => e.name));
-          const changed = !sameSet(types, this.types) || !sameSet(groups, this.groups);
-          this.types = types;
-          this.groups = groups;
-          if (changed) this.emit('changed');
-        } while (this.again);
-      } finally {
-        this.refreshing = undefined;
-      }
-    })();
-    return this.refreshing;
+    this.queued ??= this.reading.then(this.startQueued, this.startQueued);
+    return this.queued;
+  }
+
+  private readonly startQueued = (): Promise<void> => {
+    this.queued = undefined;
+    return this.refresh();
+  };
+
+  private async readOnce(): Promise<void> {
+    const entries = await readPauses(this.db);
+    const types = new Set(entries.filter((e) => e.kind === 'type').map((e) => e.name));
+    const groups = new Set(entries.filter((e) => e.kind === 'group').map((e) => e.name));
+    const changed = !sameSet(types, this.types) || !sameSet(groups, this.groups);
+    this.types = types;
+    this.groups = groups;
+    if (changed) this.emit('changed');
   }
 }
 
