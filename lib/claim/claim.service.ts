@@ -80,12 +80,14 @@ export class ClaimService {
     return postgresClaimArgs(request);
   }
 
-  /** The claim functions know nothing of caps, rate windows, per-process room or paused groups. */
+  /** The claim functions know nothing of caps, rate windows or per-process room. */
   private inOneCall(request: ClaimRequest): boolean {
-    // They serve a claim that could reach a paused group (an any-group quota, or the rotation)
-    // only when none is paused; per-group quotas never name one.
+    // The rotation function steps over paused groups itself (PostgreSQL migration 28); an
+    // any-group quota could reach one, so it is served only when none is paused. Per-group
+    // quotas never name one.
+    const anyGroupReachesPaused = !request.rotation && reachesPausedGroup(request);
     const rateLimited = !!request.rateLimits && relevantRateKeys(request).length > 0;
-    return this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !reachesPausedGroup(request) && !rateLimited;
+    return this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !anyGroupReachesPaused && !rateLimited;
   }
 
   /** `readFloors`: MySQL reads where the ready rows begin first (selectClaimCandidates). */

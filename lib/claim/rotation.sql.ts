@@ -106,18 +106,20 @@ export async function nextReadyGroups(
   before?: string,
   lock = false,
   /** Paused groups: stepped over, never returned. */
-  exclude: readonly string[] = [],
+  exclude: readonly string[] | ReadonlySet<string> = [],
 ): Promise<ProbedGroup[]> {
   const d = tx.dialect;
-  if (d.name === 'postgres' && !lock && !exclude.length) {
-    // One round trip: the same walk in one function call (migration 21).
+  const skip: ReadonlySet<string> = exclude instanceof Set ? exclude : new Set(exclude);
+  if (d.name === 'postgres' && !lock) {
+    // One round trip: the same walk in one function call (migration 21), which steps over the
+    // groups paused in the table (migration 28); `skip` is this process's copy of them.
     const { rows } = await tx.run(
       sql`SELECT group_key, weight FROM job_queue_ready_groups(${[...types]}::text[], ${from}::text, ${before ?? null}::text, ${max}::int)`,
     );
-    return rows.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)) }));
+    const found = rows.map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)) }));
+    return skip.size ? found.filter((g) => !skip.has(g.group)) : found;
   }
   const handled = new Set(types);
-  const skip = new Set(exclude);
   const found: ProbedGroup[] = [];
   let at = (await tx.run(pairAfter(d, { from }, before))).rows[0];
   while (at && found.length < max) {

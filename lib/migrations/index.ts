@@ -55,6 +55,7 @@ import { JobQueuePromotionSlicesPostgres1767900000002 } from './postgres/1767900
 import { JobQueueReadyGroupsBoundedPostgres1768000000001 } from './postgres/1768000000001-job-queue-ready-groups-bounded';
 import { JobQueueRotationClaimsThroughClaimPostgres1768000000002 } from './postgres/1768000000002-job-queue-rotation-claims-through-claim';
 import { JobQueueCompleteThenClaimPostgres1768100000001 } from './postgres/1768100000001-job-queue-complete-then-claim';
+import { JobQueueReadyGroupsPausedPostgres1768300000001 } from './postgres/1768300000001-job-queue-ready-groups-paused';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -86,6 +87,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyGroupsBoundedPostgres1768000000001,
     JobQueueRotationClaimsThroughClaimPostgres1768000000002,
     JobQueueCompleteThenClaimPostgres1768100000001,
+    JobQueueReadyGroupsPausedPostgres1768300000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

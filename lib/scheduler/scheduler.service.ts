@@ -159,6 +159,7 @@ export class SchedulerService {
     const keep = held.filter((job) => !this.paused.isPaused(job));
     this.buffer.add(keep);
     void this.handBack(held.filter((job) => this.paused.isPaused(job)));
+    this.planner.invalidate(this.paused.groups); // a resumed group is claimable at once
     this.trigger();
   };
 

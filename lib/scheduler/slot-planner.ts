@@ -43,8 +43,9 @@ export interface ClaimPlan {
 export class SlotPlanner {
   private groups: { list: ReadyGroup[]; at: number } = { list: [], at: 0 };
   private refreshing: Promise<void> | undefined;
-  /** The types of the last plan, for the refresh that invalidate() starts. */
+  /** The types and paused groups of the last plan, for the refresh that invalidate() starts. */
   private types: string[] | undefined;
+  private paused: ReadonlySet<string> | undefined;
   /** Bumped by invalidate(): a refresh begun before the bump may predate what ran dry. */
   private generation = 0;
   private readonly fair = newFairShareState();
@@ -64,10 +65,12 @@ export class SlotPlanner {
 
   plan(input: PlanInput): ClaimPlan {
     this.types = input.types;
+    this.paused = input.pausedGroups;
     if (Date.now() - this.groups.at > GROUPS_TTL_MS) this.refresh(input.types);
     const paused = input.pausedGroups;
+    // The look steps over paused groups; one paused since is left out here until the next look.
     const list = paused?.size ? this.groups.list.filter((g) => !paused.has(g.group)) : this.groups.list;
-    // Every group seen is paused: nothing to claim until the next refresh shows another.
+    // Every group seen was paused since: nothing to claim until the next look shows another.
     if (!list.length && this.groups.list.length) return { quotas: [] };
     if (list.length === 1) {
       const limit = input.free + input.prefetch;
@@ -104,19 +107,26 @@ export class SlotPlanner {
   }
 
   /**
-   * A claim came back short: look at the groups again now. Nothing else may come to plan again
-   * (an idle worker waits for its poll), so the refresh itself re-plans if it finds a newcomer.
+   * A claim came back short, or groups were paused or resumed: look at the groups again now.
+   * Nothing else may come to plan again (an idle worker waits for its poll), so the refresh
+   * itself re-plans if it finds a newcomer.
    */
-  invalidate(): void {
+  invalidate(pausedGroups?: ReadonlySet<string>): void {
     this.groups.at = 0;
     this.generation++;
+    if (pausedGroups) this.paused = pausedGroups;
     if (this.types) this.refresh(this.types);
   }
 
+  /**
+   * The first concurrency + 1 groups with claimable work, paused groups stepped over: a list
+   * of the first groups in key order, paused ones filtered out afterwards, starved every group
+   * after them once concurrency + 1 paused groups held ready jobs.
+   */
   private refresh(types: string[]): void {
     if (this.refreshing) return;
     const generation = this.generation;
-    this.refreshing = readyGroups(this.db, types, this.concurrency + 1)
+    this.refreshing = readyGroups(this.db, types, this.concurrency + 1, this.paused)
       .then((list) => {
         const before = this.groups.list;
         // A claim that came back short while this read ran may have seen later work than it did.

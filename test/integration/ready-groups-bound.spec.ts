@@ -42,7 +42,8 @@ describeDialects(
           buffers.push(walk.buffers);
         }
         // The first call of a connection also reads the catalog to plan the function's statements.
-        expect(Math.max(...buffers.slice(1))).toBeLessThan(20);
+        // 17 buffers before migration 28, 19-20 since: its look for paused groups reads two.
+        expect(Math.max(...buffers.slice(1))).toBeLessThan(24);
       } finally {
         await qr.release();
       }
