@@ -1,7 +1,7 @@
 import type { SqlDialect } from '../database/dialects';
 import type { Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
-import type { ClaimQuota, ClaimRequest } from './claim-request';
+import { skippedGroups, type ClaimQuota, type ClaimRequest } from './claim-request';
 import { claimedColumns, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { readyByTypeStatement, readyFloorsStatement, toReadyFloors, typeSlices, type ReadyFloor } from './ready-by-type.sql';
 
@@ -41,9 +41,9 @@ export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimReque
     for (const types of slices) {
       // MySQL: where each type's ready rows begin, read without locks, so the locking read does
       // not walk the entries of rows claimed before (see readyFloorsStatement).
-      const floors = readFloors && tx.dialect.name === 'mysql' ? toReadyFloors((await tx.run(readyFloorsStatement(tx.dialect, types, { group: quota.group, excludeGroups: request.excludeGroups }))).rows) : undefined;
+      const floors = readFloors && tx.dialect.name === 'mysql' ? toReadyFloors((await tx.run(readyFloorsStatement(tx.dialect, types, { group: quota.group, excludeGroups: skippedGroups(request) }))).rows) : undefined;
       if (floors && !floors.size) continue;
-      const result = await tx.run(claimCandidatesStatement(tx.dialect, types, quota, request.excludeGroups, request.withTrace, floors));
+      const result = await tx.run(claimCandidatesStatement(tx.dialect, types, quota, skippedGroups(request), request.withTrace, floors));
       for (const row of result.rows) rows.push(toClaimedJob(row));
     }
     if (slices.length > 1) rows.sort(inClaimOrder).splice(quota.limit);

@@ -47,6 +47,8 @@ export interface ClaimRequest {
   room?: LimitRoom;
   /** Paused groups (`pause({ group })`): never claimed, whatever the quota. */
   excludeGroups?: readonly string[];
+  /** Groups at their `limits` cap (set by the claim itself): never claimed by this request. Few: the options name them. */
+  fullGroups?: readonly string[];
   /**
    * Tracing only (an instrumentation is registered): the claim returns each job's stored trace
    * context with its row, where the statement returns rows anyway (see ClaimedJob.creation).
@@ -61,4 +63,10 @@ export interface ClaimRequest {
  */
 export function reachesPausedGroup(request: ClaimRequest): boolean {
   return !!request.excludeGroups?.length && ((request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined && q.limit > 0));
+}
+
+/** Every group this claim must not take: the paused ones and those at their cap. */
+export function skippedGroups(request: ClaimRequest): readonly string[] | undefined {
+  if (!request.fullGroups?.length) return request.excludeGroups;
+  return [...new Set([...(request.excludeGroups ?? []), ...request.fullGroups])];
 }

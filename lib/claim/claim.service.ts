@@ -137,8 +137,7 @@ function withoutExhausted(request: ClaimRequest, room: LimitRoom): ClaimRequest 
   const types = request.types.filter((t) => !fullTypes.includes(t));
   const quotas = request.quotas.filter((q) => q.group === undefined || !fullGroups.includes(q.group));
   if (!types.length || (!quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return null;
-  const excludeGroups = [...new Set([...(request.excludeGroups ?? []), ...fullGroups])];
-  return { ...request, types, quotas, excludeGroups: excludeGroups.length ? excludeGroups : undefined };
+  return { ...request, types, quotas, fullGroups: fullGroups.length ? fullGroups : undefined };
 }
 
 /** The caps this claim could exceed: the global one, capped groups it may take from, capped types it runs. */

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from '../database/sql-executor';
 import { selectClaimCandidates } from './claim-candidates.sql';
-import type { ClaimRequest } from './claim-request';
+import { skippedGroups, type ClaimRequest } from './claim-request';
 import { inClaimOrder, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { planRotation } from './rotation-plan';
@@ -21,7 +21,7 @@ export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, room
   const slots = request.rotation ?? 0;
   if (slots <= 0) return [];
   // One more than the slots: the cursor's own group may have had its whole visit already.
-  const { cursor, groups } = await walkRotation(tx, request.types, slots + 1, request.excludeGroups ?? [], readFloors);
+  const { cursor, groups } = await walkRotation(tx, request.types, slots + 1, skippedGroups(request) ?? [], readFloors, request.fullGroups ?? []);
   const probed = new Map(groups.map((g) => [g.group, g]));
   const weights = request.groupWeights ?? {};
   const plan = planRotation([...probed.values()].map((g) => ({ group: g.group, weight: weights[g.group] ?? g.weight })), cursor, slots);

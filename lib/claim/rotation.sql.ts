@@ -56,11 +56,19 @@ export interface RotationWalk {
  * with plain reads and then locks the heads it took, by id (migration 16), for the reason of
  * selectClaimCandidates's floors; not in a transaction that has written ready rows.
  */
-export async function walkRotation(tx: SqlExecutor, types: readonly string[], want: number, paused: readonly string[], readFloors = false): Promise<RotationWalk> {
+export async function walkRotation(
+  tx: SqlExecutor,
+  types: readonly string[],
+  want: number,
+  paused: readonly string[],
+  readFloors = false,
+  /** MySQL: the groups at their cap alone; the procedures read the paused ones from their table (MySQL migration 17). */
+  full: readonly string[] = [],
+): Promise<RotationWalk> {
   if (tx.dialect.name === 'mysql') {
     const procedure = sql.raw(readFloors ? 'job_queue_rotation_walk_floors' : 'job_queue_rotation_walk');
     const { rows } = await tx.run(
-      sql`CALL ${procedure}(${JSON.stringify(types)}, ${want}, ${paused.length ? JSON.stringify(paused) : null})`,
+      sql`CALL ${procedure}(${JSON.stringify(types)}, ${want}, ${full.length ? JSON.stringify(full) : null})`,
     );
     // mysql2 hands back a CALL's result sets (the cursor, then the jobs) followed by its status.
     const sets = rows as unknown as Row[][];

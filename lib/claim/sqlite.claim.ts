@@ -1,7 +1,7 @@
 import type { SqlDialect } from '../database/dialects';
 import { sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
-import type { ClaimQuota, ClaimRequest } from './claim-request';
+import { skippedGroups, type ClaimQuota, type ClaimRequest } from './claim-request';
 import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import { leaseAssignments } from './lease-assignments';
@@ -45,7 +45,7 @@ async function pickThenLease(tx: SqlExecutor, request: ClaimRequest, quota: Clai
 
 /** A small quota's ready ids (pickThenLease), exported for EXPLAIN in tests. */
 export function sqlitePickStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
-  return readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority`, group: quota.group, excludeGroups: request.excludeGroups, lock: false });
+  return readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority`, group: quota.group, excludeGroups: skippedGroups(request), lock: false });
 }
 
 /** The lease of picked ids, exported for EXPLAIN in tests: the ids travel as one JSON array. */
@@ -61,7 +61,7 @@ export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota
   const pick = readyByTypeStatement(d, request.types, quota.limit, {
     columns: sql`id, priority`,
     group: quota.group,
-    excludeGroups: request.excludeGroups,
+    excludeGroups: skippedGroups(request),
     lock: false,
   });
   return sql`

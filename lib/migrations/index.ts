@@ -48,6 +48,7 @@ import { JobQueueKeysSqlite1767300000002 } from './sqlite/1767300000002-job-queu
 import { JobQueueReadyByTypeMysql1767700000001 } from './mysql/1767700000001-job-queue-ready-by-type';
 import { JobQueuePromotionCursorMysql1767900000002 } from './mysql/1767900000002-job-queue-promotion-cursor';
 import { JobQueueRotationWalkFloorsMysql1768200000001 } from './mysql/1768200000001-job-queue-rotation-walk-floors';
+import { JobQueueWalkPausedTableMysql1768300000001 } from './mysql/1768300000001-job-queue-walk-paused-table';
 import { JobQueueReadyByTypePostgres1767700000001 } from './postgres/1767700000001-job-queue-ready-by-type';
 import { JobQueuePromotionOrderPostgres1767800000001 } from './postgres/1767800000001-job-queue-promotion-order';
 import { JobQueueClaimUnionAllPostgres1767900000001 } from './postgres/1767900000001-job-queue-claim-union-all';
@@ -106,6 +107,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyByTypeMysql1767700000001,
     JobQueuePromotionCursorMysql1767900000002,
     JobQueueRotationWalkFloorsMysql1768200000001,
+    JobQueueWalkPausedTableMysql1768300000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,

@@ -1,5 +1,7 @@
+import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { JobHandler } from '../../lib';
+import { WorkerVitals } from '../../lib/scheduler/worker-vitals';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
@@ -31,6 +33,9 @@ const PER_GROUP = 10;
 describeDialects(`${PAUSED} paused groups`, (db) => {
   it('pause() returns, jobs of other groups still run past the paused backlog, resume runs a group', async () => {
     const app = await startQueueApp(db, { pollIntervalMs: 200 }, [Handlers]);
+    // Every claim must succeed: MySQL's rotation walk took the paused groups as a 64 KB TEXT
+    // argument, and failed every time past about 5,000 of them.
+    const claimFailed = jest.spyOn(app.module.get(WorkerVitals), 'claimFailed');
     try {
       const now = db.dialect === 'postgres' ? 'now()' : db.dialect === 'mysql' ? 'UTC_TIMESTAMP(3)' : `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
       for (let i = 0; i < PAUSED; i += 5_000) {
@@ -61,6 +66,7 @@ describeDialects(`${PAUSED} paused groups`, (db) => {
       await eventually('the resumed group ran', async () => (await app.count(`state = 'done'`)) === TYPES.length + PER_GROUP, 60_000);
       const resumeMs = Date.now() - t;
       expect(await app.count(`state = 'ready'`)).toBe(backlog.length - PER_GROUP);
+      expect(claimFailed).not.toHaveBeenCalled();
       process.stdout.write(`[${db.dialect}] ${PAUSED} paused groups, ${backlog.length} paused jobs: pause() ${pauseMs} ms, live jobs done in ${liveMs} ms, a resumed group's in ${resumeMs} ms\n`);
     } finally {
       await app.close();
