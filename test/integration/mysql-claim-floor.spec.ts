@@ -61,6 +61,21 @@ describeDialects(
       }
     }
 
+    /**
+     * The fewest pages of up to 20 readings, 250 ms apart (it stops at the first under 100). A
+     * read-write transaction of another spec on the same server, open since before our claims,
+     * makes InnoDB check every index entry on the pages they changed in the clustered index,
+     * whatever the statement: 734 and 3,186 pages beside large-graphs and paused-groups-scale.
+     */
+    async function fewestPages(statement: Sql): Promise<number> {
+      let fewest = Infinity;
+      for (let reading = 0; reading < 20 && fewest >= 100; reading++) {
+        if (reading) await new Promise((r) => setTimeout(r, 250));
+        fewest = Math.min(fewest, await pagesAccessed(statement));
+      }
+      return fewest;
+    }
+
     it('with a snapshot held open, a claim touches the same few pages after thousands of claimed jobs', async () => {
       await withHeldSnapshot(db, async () => {
         for (let i = 0; i < JOBS; i += 1_000) {
@@ -79,8 +94,8 @@ describeDialects(
         const floors = toReadyFloors((await app.db.run(readyFloorsStatement(app.db.dialect, ['t'], {}))).rows);
         expect(floors.get('t')?.id).toBe(expectedNext);
         const fromFront = await pagesAccessed(claimCandidatesStatement(app.db.dialect, ['t'], { limit: 10 }));
-        const fromFloor = await pagesAccessed(claimCandidatesStatement(app.db.dialect, ['t'], { limit: 10 }, undefined, false, floors));
-        const floorRead = await pagesAccessed(readyFloorsStatement(app.db.dialect, ['t'], {}));
+        const fromFloor = await fewestPages(claimCandidatesStatement(app.db.dialect, ['t'], { limit: 10 }, undefined, false, floors));
+        const floorRead = await fewestPages(readyFloorsStatement(app.db.dialect, ['t'], {}));
         // The front walk passes 2,500 delete-marked entries, each looked up in the clustered
         // index (measured: ~2.7 pages per entry); the floor's own read steps over them on the
         // index's leaf pages; the locking read from the floor reads only its 10 rows.
