@@ -17,7 +17,7 @@ export class SchemaOutOfDateError extends JobQueueError {
       `The ${dialect} database lacks ${missing.length} of nestjs-sql-job-queue's migrations ` +
         `(${describeMissing(missing)}), and runMigrations is false. Neither job_queue_migrations nor ` +
         `TypeORM's "${typeormTable}" table records them. Apply them: set runMigrations: true, or add ` +
-        `jobQueueMigrations('${dialect}') to your DataSource's migrations and run them; if you applied ` +
+        `jobQueueMigrationClasses('${dialect}') to your DataSource's migrations and run them; if you applied ` +
         `their SQL another way, record each in job_queue_migrations (version, name).`,
     );
   }

@@ -32,7 +32,7 @@ describe('SchemaOutOfDateError', () => {
     expect(err.message).toContain('2 JobQueueLimits1764489600000, 3 JobQueueArchive1764576000000');
     expect(err.message).toContain('"app_migrations"');
     expect(err.message).toContain('runMigrations: true');
-    expect(err.message).toContain(`jobQueueMigrations('mysql')`);
+    expect(err.message).toContain(`jobQueueMigrationClasses('mysql')`);
     expect(err.message).toContain('job_queue_migrations (version, name)');
   });
 
