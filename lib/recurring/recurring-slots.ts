@@ -1,4 +1,5 @@
-import { CronTime } from 'cron';
+import type { CronTime } from 'cron';
+import { CronClock } from './cron-clock';
 import type { Backfill } from './schedule-definition';
 
 export interface SlotPlanInput {
@@ -10,6 +11,12 @@ export interface SlotPlanInput {
   now: Date;
   misfireGraceMs: number;
   backfill: Backfill;
+  /**
+   * Since when the planning process has been ticking without a break (the database's clock).
+   * Slots are judged late against it, not against `now`: ticks that work through 10,000
+   * schedules due at once take seconds, and the last ones are not missed for that. Omitted: `now`.
+   */
+  tickingSince?: Date;
 }
 
 export interface SlotPlan {
@@ -17,39 +24,48 @@ export interface SlotPlan {
   slots: Array<{ at: Date; backfill: boolean }>;
   /** The first slot after `now`: the schedule's new `next_run_at`. */
   next: Date;
+  /** Slots were missed (due for longer than the grace when the process began ticking); `backfill` chose which of them run. */
+  missed: boolean;
 }
 
 /**
  * Which slots a tick enqueues. Due slots are those in [from, now]. A slot due for at most
  * `misfireGraceMs` is on time (a late tick, a busy process) and always enqueued; older ones were
- * missed (every process was down) and `backfill` picks the latest 0, 1 or N of them. Pure.
+ * missed (no process was ticking) and `backfill` picks the latest 0, 1 or N of them. Pure but for
+ * the clock's memo. The common case (one slot due) asks the clock twice: the walk over the on-time
+ * slots ends on the first slot after `now`, which is the next one.
  */
-export function planSlots(input: SlotPlanInput): SlotPlan {
-  const cron = new CronTime(input.cron, input.timeZone);
-  const cutoff = input.now.getTime() - input.misfireGraceMs; // slots at or before it were missed
+export function planSlots(input: SlotPlanInput, clock: CronClock = new CronClock()): SlotPlan {
+  const next = (after: Date) => clock.next(input.cron, input.timeZone, after);
+  const reference = Math.min(input.now.getTime(), input.tickingSince?.getTime() ?? Infinity);
+  const cutoff = reference - input.misfireGraceMs; // slots at or before it were missed
   const wanted = input.backfill === 'none' ? 0 : input.backfill === 'last' ? 1 : input.backfill;
-  const missed = wanted > 0 && input.from.getTime() <= cutoff ? latestSlots(cron, input, input.from.getTime(), cutoff, wanted) : [];
-  const onTime = slotsBetween(cron, input.timeZone, Math.max(input.from.getTime(), cutoff + 1), input.now.getTime(), Infinity);
+  const missed = wanted > 0 && input.from.getTime() <= cutoff ? latestSlots(next, input.from.getTime(), cutoff, wanted) : [];
+  const start = Math.max(input.from.getTime(), cutoff + 1);
+  const onTime = slotsBetween(next, start, input.now.getTime());
   return {
-    slots: [...missed.map((at) => ({ at, backfill: true })), ...onTime.map((at) => ({ at, backfill: false }))],
-    next: nextSlot(cron, input.timeZone, input.now),
+    slots: [...missed.map((at) => ({ at, backfill: true })), ...onTime.slots.map((at) => ({ at, backfill: false }))],
+    // The walk stopped at the first slot after the last one at or before `now`: the next slot,
+    // unless it started after `now` (a schedule not due yet).
+    next: start - 1 <= input.now.getTime() ? onTime.after : next(input.now),
+    missed: input.from.getTime() <= cutoff && next(new Date(input.from.getTime() - 1)).getTime() <= cutoff,
   };
 }
 
-/** The first slot strictly after `after`. */
+/** The first slot strictly after `after` (a schedule's first `next_run_at`). */
 export function nextSlot(cron: CronTime, timeZone: string, after: Date): Date {
   return cron.getNextDateFrom(after, timeZone).toJSDate();
 }
 
-/** Slots in [startMs, endMs], oldest first, at most `max`. */
-function slotsBetween(cron: CronTime, timeZone: string, startMs: number, endMs: number, max: number): Date[] {
-  const out: Date[] = [];
-  let at = nextSlot(cron, timeZone, new Date(startMs - 1));
-  while (at.getTime() <= endMs && out.length < max) {
-    out.push(at);
-    at = nextSlot(cron, timeZone, at);
+/** Slots in [startMs, endMs], oldest first, and the first slot after them (past endMs). */
+function slotsBetween(next: (after: Date) => Date, startMs: number, endMs: number): { slots: Date[]; after: Date } {
+  const slots: Date[] = [];
+  let at = next(new Date(startMs - 1));
+  while (at.getTime() <= endMs) {
+    slots.push(at);
+    at = next(at);
   }
-  return out;
+  return { slots, after: at };
 }
 
 /**
@@ -57,10 +73,10 @@ function slotsBetween(cron: CronTime, timeZone: string, startMs: number, endMs: 
  * week) walking from `startMs` would take millions of steps, so it looks back from `endMs` over a
  * window that doubles until it holds `n` slots or reaches `startMs`.
  */
-function latestSlots(cron: CronTime, input: SlotPlanInput, startMs: number, endMs: number, n: number): Date[] {
+function latestSlots(next: (after: Date) => Date, startMs: number, endMs: number, n: number): Date[] {
   for (let windowMs = 1_000; ; windowMs *= 2) {
     const lo = Math.max(startMs, endMs - windowMs);
-    const found = slotsBetween(cron, input.timeZone, lo, endMs, Infinity);
+    const found = slotsBetween(next, lo, endMs).slots;
     if (found.length >= n || lo === startMs) return found.slice(-n);
   }
 }

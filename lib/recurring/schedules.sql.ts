@@ -1,4 +1,4 @@
-import { sql, type Sql } from '../database/sql';
+import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import type { ScheduleDefinition } from './schedule-definition';
 
@@ -100,8 +100,32 @@ export async function lockDueSchedules(tx: SqlExecutor, limit: number): Promise<
   return { now, due: rows.map((r) => toSchedule(r, tx)) };
 }
 
-/** Records a tick: slots up to `lastSlot` are enqueued, the next one is `nextRunAt`. */
-export async function recordTick(tx: SqlExecutor, name: string, lastSlot: Date | null, nextRunAt: Date): Promise<void> {
-  const last = lastSlot ? sql`last_slot = ${tx.dialect.timeParam(lastSlot)}, last_enqueued_at = ${tx.dialect.now()},` : sql``;
-  await tx.run(sql`UPDATE job_queue_schedules SET ${last} next_run_at = ${tx.dialect.timeParam(nextRunAt)} WHERE name = ${name}`);
+/** What a tick did to one schedule: slots up to `last` are enqueued (null: none), `next` is the next one. */
+export interface TickRecord {
+  name: string;
+  last: Date | null;
+  next: Date;
 }
+
+/**
+ * Records a tick's schedules in one statement per chunk (one UPDATE per schedule cost a round
+ * trip each: at 10,000 schedules due at once, most of the tick).
+ */
+export async function recordTicks(tx: SqlExecutor, ticks: readonly TickRecord[]): Promise<void> {
+  const d = tx.dialect;
+  // PostgreSQL types a CASE branch's parameter from the other branches: text without the cast.
+  const time = (at: Date) => (d.name === 'postgres' ? sql`${d.timeParam(at)}::timestamptz` : sql`${d.timeParam(at)}`);
+  for (const chunk of chunked(ticks, TICKS_PER_STATEMENT)) {
+    const enqueued = chunk.filter((t) => t.last !== null);
+    const last = enqueued.length
+      ? sql`last_slot = CASE name ${sql.join(enqueued.map((t) => sql`WHEN ${t.name} THEN ${time(t.last!)}`), ' ')} ELSE last_slot END,
+        last_enqueued_at = CASE WHEN name IN (${sql.list(enqueued.map((t) => t.name))}) THEN ${d.now()} ELSE last_enqueued_at END,`
+      : sql``;
+    await tx.run(sql`UPDATE job_queue_schedules SET ${last}
+      next_run_at = CASE name ${sql.join(chunk.map((t) => sql`WHEN ${t.name} THEN ${time(t.next)}`), ' ')} END
+      WHERE name IN (${sql.list(chunk.map((t) => t.name))})`);
+  }
+}
+
+/** Schedules per UPDATE: six parameters each at most, far below every dialect's limit. */
+const TICKS_PER_STATEMENT = 500;

@@ -57,6 +57,39 @@ describe('planSlots', () => {
     });
   });
 
+  describe('a long tick (thousands of schedules due at once)', () => {
+    // The slot came due at 00:00:00; the process, ticking since before it, reaches this schedule
+    // 30 s later, still working through the others: the slot is late, not missed.
+    const late = { from: at('2026-01-01T00:00:00Z'), now: at('2026-01-01T00:00:30.400Z'), misfireGraceMs: 1_000, cron: '0 * * * * *' };
+    it('judges lateness from when the process began ticking, not from now', () => {
+      const p = plan({ ...late, tickingSince: at('2026-01-01T00:00:00.400Z') });
+      expect(iso(p)).toEqual(['2026-01-01T00:00:00.000Z']);
+      expect(p.missed).toBe(false);
+      expect(p.next.toISOString()).toBe('2026-01-01T00:01:00.000Z');
+    });
+    it('without it, the same slot counts as missed and backfill none skips it', () => {
+      const p = plan(late);
+      expect(p.slots).toEqual([]);
+      expect(p.missed).toBe(true);
+    });
+    it('a process that began ticking after the grace (it was down) still misses it', () => {
+      expect(plan({ ...late, tickingSince: at('2026-01-01T00:00:05Z') }).missed).toBe(true);
+    });
+    it('slots that came due while it ticked are on time', () => {
+      const p = plan({ ...late, cron: EVERY_SECOND, from: at('2026-01-01T00:00:29Z'), tickingSince: at('2026-01-01T00:00:00.400Z') });
+      expect(iso(p)).toEqual(['2026-01-01T00:00:29.000Z', '2026-01-01T00:00:30.000Z']);
+      expect(p.missed).toBe(false);
+    });
+  });
+
+  it('reports no missed slot when none lies between `from` and the cutoff', () => {
+    // `from` is long before the cutoff, but the hourly cron has no slot in between.
+    const p = plan({ cron: '0 * * * *', from: at('2026-01-01T00:00:00.001Z'), now: at('2026-01-01T00:59:59Z'), misfireGraceMs: 1_000 });
+    expect(p.slots).toEqual([]);
+    expect(p.missed).toBe(false);
+    expect(p.next.toISOString()).toBe('2026-01-01T01:00:00.000Z');
+  });
+
   describe('time zones and DST (Europe/Berlin)', () => {
     const berlin = { timeZone: 'Europe/Berlin', misfireGraceMs: 0, backfill: 'none' as const };
     it('reads the cron in the zone: 02:00 Berlin is 01:00 UTC in winter, 00:00 UTC in summer', () => {
