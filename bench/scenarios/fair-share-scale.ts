@@ -64,6 +64,12 @@ interface Case {
   heavy?: number[];
   /** Overrides the worker's prefetch (default: concurrency). */
   prefetch?: number;
+  /**
+   * Every group named in the options: a cap of 5 in flight (`limits.groups`) or 1,000 starts a
+   * second (`rateLimits.groups`), neither of which binds here. What it measures is what naming
+   * thousands of tenants costs each claim.
+   */
+  named?: 'caps' | 'rates';
 }
 
 const JOB_MS = 2;
@@ -74,7 +80,8 @@ function cases(dialect: Dialect, quick: boolean): Case[] {
   const c = (groups: number, perGroup: number, extra: Partial<Case> = {}): Case => {
     const j = Math.max(2, Math.round(perGroup / scale));
     const base = `${num(groups - (extra.heavy?.length ?? 0))} × ${num(j)}`;
-    const label = extra.heavy ? `weighted: ${extra.heavy.length} × w10 (${num(10 * j)} jobs) + ${base} w1` : `${base}${extra.prefetch === 0 ? ', prefetch 0' : ''}`;
+    const named = extra.named === 'caps' ? ', every group capped' : extra.named === 'rates' ? ', every group rate-limited' : '';
+    const label = extra.heavy ? `weighted: ${extra.heavy.length} × w10 (${num(10 * j)} jobs) + ${base} w1` : `${base}${extra.prefetch === 0 ? ', prefetch 0' : ''}${named}`;
     return { label, groups, perGroup: j, ...extra };
   };
   const all = [
@@ -89,13 +96,16 @@ function cases(dialect: Dialect, quick: boolean): Case[] {
     c(10_000, 2),
     c(100_000, 2),
     c(1_002, 16, { heavy: [250, 750] }),
+    // Per-tenant limits: every one of 2,000 groups named in limits.groups, or in rateLimits.groups.
+    c(2_000, 8, { named: 'caps' }),
+    c(2_000, 8, { named: 'rates' }),
   ];
   // FAIR_SHARE_MAX_GROUPS=10000 leaves out the larger cases.
   const max = Math.min(Number(process.env.FAIR_SHARE_MAX_GROUPS ?? Infinity), quick ? 1_600 : dialect === 'postgres' ? 100_000 : 10_000);
   // FAIR_SHARE_CASES=1000,weighted keeps only those cases (by group count, `1000p0` for prefetch 0,
-  // `weighted`); the one-group case always stays first, as the reference of every ratio.
+  // `weighted`, `caps`, `rates`); the one-group case always stays first, as the reference of every ratio.
   const only = process.env.FAIR_SHARE_CASES?.split(',').map((x) => x.trim());
-  const id = (x: Case) => (x.heavy ? 'weighted' : `${x.groups}${x.prefetch === 0 ? 'p0' : ''}`);
+  const id = (x: Case) => x.named ?? (x.heavy ? 'weighted' : `${x.groups}${x.prefetch === 0 ? 'p0' : ''}`);
   return all.filter((x) => x.groups <= max && (!only || x === all[0] || only.includes(id(x))));
 }
 
@@ -155,7 +165,14 @@ async function runCase(dialect: Dialect, c: Case): Promise<RunResult> {
     starts.length = 0;
     claims.calls = claims.jobs = 0;
     const meter = CpuMeter.start(dialect, db.name);
-    const worker = await boot(ourOptions(dialect, db.location, c.prefetch === undefined ? {} : { prefetch: c.prefetch }), true);
+    const names = Array.from({ length: c.groups }, (_, g) => groupKey(g));
+    const named: Partial<JobQueueModuleOptions> =
+      c.named === 'caps'
+        ? { limits: { groups: Object.fromEntries(names.map((g) => [g, 5])) } }
+        : c.named === 'rates'
+          ? { rateLimits: { groups: Object.fromEntries(names.map((g) => [g, { limit: 1_000, intervalMs: 1_000 }])) } }
+          : {};
+    const worker = await boot(ourOptions(dialect, db.location, { ...(c.prefetch === undefined ? {} : { prefetch: c.prefetch }), ...named }), true);
     try {
       const deadline = Date.now() + 30 * 60_000;
       for (;;) {
