@@ -56,6 +56,11 @@ export interface ClaimRequest {
   withTrace?: boolean;
 }
 
+/** Whether this claim takes from any group (an any-group quota, or the rotation), not only groups it names. */
+export function takesAnyGroup(request: ClaimRequest): boolean {
+  return (request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined && q.limit > 0);
+}
+
 /**
  * Whether a claim could take a paused group's job unless the statement filters it: paused groups
  * exist and the claim takes from any group (an any-group quota, or the rotation). Per-group quotas

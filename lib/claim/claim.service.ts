@@ -6,12 +6,11 @@ import { selectClaimCandidates } from './claim-candidates.sql';
 import { reachesPausedGroup, type ClaimRequest } from './claim-request';
 import { inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
-import { limitLockName, roomUnderLimits } from './limit-locks.sql';
-import { RateGate, relevantRateKeys } from './rate-gate';
+import { capsApply, claimUnderLimits } from './limited.claim';
+import { rateLimitsApply } from './rate-gate';
 import { postgresClaimArgs, postgresClaimInTransaction, postgresClaimStatement, type PostgresClaimArgs } from './postgres.claim';
 import { claimRotation } from './rotation.claim';
 import { claimSqlite } from './sqlite.claim';
-import { withinLimits, type LimitRoom } from './within-limits';
 
 /** After SQLite's write lock was busy, a rate-limited claim tries again this soon. */
 const BUSY_RETRY_MS = 20;
@@ -36,7 +35,7 @@ export class ClaimService {
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
     if (!request.types.length || (!request.quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return [];
     const byPriority = (rows: ClaimedJob[]) => rows.sort(inClaimOrder);
-    const rateLimited = !!request.rateLimits && relevantRateKeys(request).length > 0;
+    const rateLimited = rateLimitsApply(request);
     if (this.inOneCall(request)) {
       // One function call, atomic by itself: no BEGIN/COMMIT round trips.
       const { rows } = await this.db.run(postgresClaimStatement(request)!);
@@ -86,80 +85,14 @@ export class ClaimService {
     // any-group quota could reach one, so it is served only when none is paused. Per-group
     // quotas never name one.
     const anyGroupReachesPaused = !request.rotation && reachesPausedGroup(request);
-    const rateLimited = !!request.rateLimits && relevantRateKeys(request).length > 0;
-    return this.db.dialect.name === 'postgres' && !relevantLimitLocks(request).length && !request.room && !anyGroupReachesPaused && !rateLimited;
+    return this.db.dialect.name === 'postgres' && !capsApply(request) && !request.room && !anyGroupReachesPaused && !rateLimitsApply(request);
   }
 
   /** `readFloors`: MySQL reads where the ready rows begin first (selectClaimCandidates). */
   private async claimIn(tx: SqlExecutor, request: ClaimRequest, readFloors: boolean): Promise<ClaimedJob[]> {
-    const lockNames = relevantLimitLocks(request);
-    const rateKeys = relevantRateKeys(request);
-    if (!lockNames.length && !request.room && !rateKeys.length) {
-      if (request.rotation) return claimRotation(tx, request, undefined, readFloors);
-      if (tx.dialect.name === 'sqlite') return claimSqlite(tx, request);
-      return leaseJobs(tx, request, await selectClaimCandidates(tx, request, readFloors));
-    }
-    // Lock order, the same in every claimer: cap rows, then rate windows, then jobs.
-    const cluster = lockNames.length ? await roomUnderLimits(tx, request.limits!, lockNames) : {};
-    const gate = rateKeys.length ? await RateGate.open(tx, rateKeys) : undefined;
-    const room = tighter(tighter(cluster, request.room ?? {}), gate?.room() ?? {});
-    let claimed: ClaimedJob[] = [];
-    const without = withoutExhausted(request, room);
-    const narrowed = without && gate ? { ...without, admittedAtMs: gate.admittedAtMs } : without;
-    if ((room.total ?? 1) > 0 && narrowed) {
-      // After the caps' and windows' locks, still no write of this transaction's own.
-      if (narrowed.rotation) claimed = await claimRotation(tx, narrowed, room, readFloors);
-      else claimed = await leaseJobs(tx, narrowed, withinLimits(await selectClaimCandidates(tx, narrowed, readFloors), room));
-    }
-    if (gate) {
-      const { claimAgainInMs, starts } = await gate.record(tx, claimed);
-      for (const job of claimed) {
-        const start = starts.get(job.id);
-        if (!start) continue;
-        if (start.inMs > 0) job.startAt = gate.localAfterMs + start.inMs;
-        job.startBy = gate.localBeforeMs + start.byMs;
-      }
-      if (claimAgainInMs !== undefined) request.onRateLimited?.(claimAgainInMs);
-    }
-    return claimed;
+    if (capsApply(request) || request.room || rateLimitsApply(request)) return claimUnderLimits(tx, request, readFloors);
+    if (request.rotation) return claimRotation(tx, request, readFloors);
+    if (tx.dialect.name === 'sqlite') return claimSqlite(tx, request);
+    return leaseJobs(tx, request, await selectClaimCandidates(tx, request, readFloors));
   }
-}
-
-/**
- * The request without the types and groups that have no room left (at a cap or out of rate),
- * so that their ready jobs do not fill the candidate list and crowd out what may run: fair
- * share then applies among what the limits allow. Null when nothing is left to claim.
- */
-function withoutExhausted(request: ClaimRequest, room: LimitRoom): ClaimRequest | null {
-  const fullTypes = Object.entries(room.types ?? {}).filter(([, n]) => n <= 0).map(([t]) => t);
-  const fullGroups = Object.entries(room.groups ?? {}).filter(([, n]) => n <= 0).map(([g]) => g);
-  if (!fullTypes.length && !fullGroups.length) return request;
-  const types = request.types.filter((t) => !fullTypes.includes(t));
-  const quotas = request.quotas.filter((q) => q.group === undefined || !fullGroups.includes(q.group));
-  if (!types.length || (!quotas.some((q) => q.limit > 0) && !((request.rotation ?? 0) > 0))) return null;
-  return { ...request, types, quotas, fullGroups: fullGroups.length ? fullGroups : undefined };
-}
-
-/** The caps this claim could exceed: the global one, capped groups it may take from, capped types it runs. */
-function relevantLimitLocks(request: ClaimRequest): string[] {
-  const limits = request.limits;
-  if (!limits) return [];
-  const names: string[] = [];
-  if (limits.global) names.push(limitLockName('global'));
-  const anyGroup = (request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined);
-  for (const g of Object.keys(limits.groups ?? {})) {
-    if (anyGroup || request.quotas.some((q) => q.group === g)) names.push(limitLockName('group', g));
-  }
-  for (const t of Object.keys(limits.types ?? {})) if (request.types.includes(t)) names.push(limitLockName('type', t));
-  return names;
-}
-
-function tighter(a: LimitRoom, b: LimitRoom): LimitRoom {
-  const pick = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
-  const merge = (x: Record<string, number> = {}, y: Record<string, number> = {}) => {
-    const out: Record<string, number> = { ...x };
-    for (const [k, v] of Object.entries(y)) out[k] = pick(out[k], v)!;
-    return out;
-  };
-  return { total: pick(a.total, b.total), groups: merge(a.groups, b.groups), types: merge(a.types, b.types) };
 }

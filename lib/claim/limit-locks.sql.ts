@@ -1,7 +1,8 @@
-import { sql } from '../database/sql';
+import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { JobQueueLimits } from '../job-queue.options';
-import type { LimitRoom } from './within-limits';
+import type { InFlight } from './limit-room';
+import { inLockOrder } from './lock-order';
 
 export function limitLockName(kind: 'global' | 'group' | 'type', key = ''): string {
   return kind === 'global' ? 'global' : `${kind}:${key}`;
@@ -16,45 +17,51 @@ export function allLimitLockNames(limits: JobQueueLimits): string[] {
   ];
 }
 
+/**
+ * Inserts the rows that are missing, LIST_CHUNK per statement (thousands of named groups
+ * must not pass the bind limits: 32,766 on SQLite, 65,535 on PostgreSQL and MySQL), in lock
+ * order: a start-up's INSERT IGNORE share-locks the existing rows it meets (MySQL), and in
+ * another order than the claimers' it deadlocked with one.
+ */
 export async function ensureLimitRows(db: SqlExecutor, names: string[]): Promise<void> {
-  if (!names.length) return;
-  // In name order, the order claimers lock these rows in: a start-up's INSERT IGNORE share-locks
-  // the existing rows it meets (MySQL), and in another order it deadlocked with a claimer.
-  const values = sql.join([...names].sort().map((n) => sql`(${n})`));
-  const insert =
-    db.dialect.name === 'postgres'
-      ? sql`INSERT INTO job_queue_locks (name) VALUES ${values} ON CONFLICT DO NOTHING`
-      : db.dialect.name === 'mysql'
-        ? sql`INSERT IGNORE INTO job_queue_locks (name) VALUES ${values}`
-        : sql`INSERT OR IGNORE INTO job_queue_locks (name) VALUES ${values}`;
-  await db.run(insert);
+  for (const chunk of chunked(inLockOrder(names))) {
+    const values = sql.join(chunk.map((n) => sql`(${n})`));
+    const insert =
+      db.dialect.name === 'postgres'
+        ? sql`INSERT INTO job_queue_locks (name) VALUES ${values} ON CONFLICT DO NOTHING`
+        : db.dialect.name === 'mysql'
+          ? sql`INSERT IGNORE INTO job_queue_locks (name) VALUES ${values}`
+          : sql`INSERT OR IGNORE INTO job_queue_locks (name) VALUES ${values}`;
+    await db.run(insert);
+  }
 }
 
 /**
- * Locks the rows of the limits this claim could push past, in name order (a global order, so
- * claimers never deadlock on each other), then counts jobs in flight. Any other claimer of a
- * capped dimension waits here until this transaction commits, and then counts our rows too.
+ * Locks these caps' rows for the transaction, by name (the caller passes one level of
+ * inLockOrder at a time: global and types, or groups). Any other claimer of a capped dimension
+ * waits here until this transaction commits, and then counts our rows too. SQLite's BEGIN
+ * IMMEDIATE already excludes every other writer.
  */
-export async function roomUnderLimits(tx: SqlExecutor, limits: JobQueueLimits, names: string[]): Promise<LimitRoom> {
-  if (!names.length) return {};
-  if (tx.dialect.name !== 'sqlite') {
-    await tx.run(sql`SELECT name FROM job_queue_locks WHERE name IN (${sql.list([...names].sort())}) ORDER BY name FOR UPDATE`);
+export async function lockLimitRows(tx: SqlExecutor, names: readonly string[]): Promise<void> {
+  if (!names.length || tx.dialect.name === 'sqlite') return;
+  for (const chunk of chunked(inLockOrder(names))) {
+    await tx.run(sql`SELECT name FROM job_queue_locks WHERE name IN (${sql.list(chunk)}) ORDER BY name FOR UPDATE`);
   }
+}
+
+/** Jobs in flight by group and type: as many rows as there are (group, type) pairs in flight. */
+export async function countInFlight(tx: SqlExecutor): Promise<InFlight> {
   const { rows } = await tx.run(
     sql`SELECT group_key, type, COUNT(*) AS n FROM jobs WHERE state IN ('leased', 'running') GROUP BY group_key, type`,
   );
-  const room: Required<LimitRoom> = { total: Infinity, groups: {}, types: {} };
   let total = 0;
-  const perGroup: Record<string, number> = {};
-  const perType: Record<string, number> = {};
+  const byGroup = new Map<string, number>();
+  const byType = new Map<string, number>();
   for (const r of rows) {
     const n = Number(r.n);
     total += n;
-    perGroup[String(r.group_key)] = (perGroup[String(r.group_key)] ?? 0) + n;
-    perType[String(r.type)] = (perType[String(r.type)] ?? 0) + n;
+    byGroup.set(String(r.group_key), (byGroup.get(String(r.group_key)) ?? 0) + n);
+    byType.set(String(r.type), (byType.get(String(r.type)) ?? 0) + n);
   }
-  if (limits.global) room.total = limits.global - total;
-  for (const [g, max] of Object.entries(limits.groups ?? {})) room.groups[g] = max - (perGroup[g] ?? 0);
-  for (const [t, max] of Object.entries(limits.types ?? {})) room.types[t] = max - (perType[t] ?? 0);
-  return room;
+  return { total, byGroup, byType };
 }

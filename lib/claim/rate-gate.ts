@@ -1,30 +1,42 @@
 import type { SqlExecutor } from '../database/sql-executor';
 import type { RateLimit } from '../job-queue.options';
+import { hasKeys } from '../options/has-keys';
 import { dateStarts, lockRateWindows, rateLimitName, saveRateWindow } from '../rate-limit/rate-limit.sql';
 import { admission, claimAgainInMs, lookaheadMs, rateGeometry, recordClaims, startGraceMs, type Admission, type RateWindowState } from '../rate-limit/rate-window';
-import type { ClaimRequest } from './claim-request';
+import { takesAnyGroup, type ClaimRequest } from './claim-request';
 import type { LimitRoom } from './within-limits';
 
-interface RateKey {
+export interface RateKey {
   name: string;
   kind: 'type' | 'group';
   key: string;
   rule: RateLimit;
 }
 
-/** The rate limits this claim could exceed: limited types it runs, limited groups it may take from. */
-export function relevantRateKeys(request: ClaimRequest): RateKey[] {
-  const rates = request.rateLimits;
-  if (!rates) return [];
+/** The rate limits of the types this claim runs. */
+export function typeRateKeys(request: ClaimRequest): RateKey[] {
   const keys: RateKey[] = [];
-  for (const [t, rule] of Object.entries(rates.types ?? {})) {
+  for (const [t, rule] of Object.entries(request.rateLimits?.types ?? {})) {
     if (request.types.includes(t)) keys.push({ name: rateLimitName('type', t), kind: 'type', key: t, rule });
   }
-  const anyGroup = (request.rotation ?? 0) > 0 || request.quotas.some((q) => q.group === undefined);
-  for (const [g, rule] of Object.entries(rates.groups ?? {})) {
-    if (anyGroup || request.quotas.some((q) => q.group === g)) keys.push({ name: rateLimitName('group', g), kind: 'group', key: g, rule });
-  }
   return keys;
+}
+
+/** The rate limits of these groups (those of them that have one). */
+export function groupRateKeys(request: ClaimRequest, groups: Iterable<string>): RateKey[] {
+  const rates = request.rateLimits?.groups ?? {};
+  const keys: RateKey[] = [];
+  for (const g of new Set(groups)) if (Object.hasOwn(rates, g)) keys.push({ name: rateLimitName('group', g), kind: 'group', key: g, rule: rates[g] });
+  return keys;
+}
+
+/** Whether a rate limit could stop this claim: one of its types', or a group's it may take from. */
+export function rateLimitsApply(request: ClaimRequest): boolean {
+  if (!request.rateLimits) return false;
+  if (typeRateKeys(request).length) return true;
+  const groups = request.rateLimits.groups ?? {};
+  if (!hasKeys(groups)) return false;
+  return takesAnyGroup(request) || request.quotas.some((q) => q.group !== undefined && Object.hasOwn(groups, q.group));
 }
 
 /** What recording a claim's jobs in their windows decided. */
@@ -61,9 +73,16 @@ export class RateGate {
     for (const k of keys) this.admissions.set(k.name, admission(k.rule, this.state(k), nowMs, rateGeometry(k.rule), lookaheadMs(k.rule)));
   }
 
-  static async open(tx: SqlExecutor, keys: RateKey[]): Promise<RateGate> {
-    const { nowMs, windows, localBeforeMs, localAfterMs } = await lockRateWindows(tx, keys.map((k) => k.name));
-    return new RateGate(keys, nowMs, windows, localBeforeMs, localAfterMs);
+  /**
+   * Locks and reads the windows of `keys`; with `prior`, a gate of this transaction, the gate of
+   * its keys and these together. Either way the clock is read after the last lock was granted.
+   */
+  static async open(tx: SqlExecutor, keys: RateKey[], prior?: RateGate): Promise<RateGate> {
+    const known = new Set(prior?.keys.map((k) => k.name));
+    const more = keys.filter((k) => !known.has(k.name));
+    const { nowMs, windows, localBeforeMs, localAfterMs } = await lockRateWindows(tx, more.map((k) => k.name));
+    for (const [name, state] of prior?.windows ?? []) windows.set(name, state);
+    return new RateGate([...(prior?.keys ?? []), ...more], nowMs, windows, localBeforeMs, localAfterMs);
   }
 
   /** The database time the windows were read at: the claim's admission, unless a job's window admits it later. */

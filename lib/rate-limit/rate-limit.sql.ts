@@ -1,4 +1,5 @@
-import { sql } from '../database/sql';
+import { inLockOrder } from '../claim/lock-order';
+import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { JobQueueRateLimits } from '../job-queue.options';
 import { decodeCounts, encodeCounts, type RateWindowState } from './rate-window';
@@ -15,22 +16,22 @@ export function allRateLimitNames(rateLimits: Required<JobQueueRateLimits>): str
   ];
 }
 
+/** Inserts the rows that are missing: in bounded statements, in lock order (see ensureLimitRows). */
 export async function ensureRateLimitRows(db: SqlExecutor, names: string[]): Promise<void> {
-  if (!names.length) return;
-  // In name order, the order claimers lock these rows in: a start-up's INSERT IGNORE share-locks
-  // the existing rows it meets (MySQL), and in another order it deadlocked with a claimer.
-  const values = sql.join([...names].sort().map((n) => sql`(${n}, 0, '')`));
-  const insert =
-    db.dialect.name === 'postgres'
-      ? sql`INSERT INTO job_queue_rate_limits (name, head, counts) VALUES ${values} ON CONFLICT DO NOTHING`
-      : db.dialect.name === 'mysql'
-        ? sql`INSERT IGNORE INTO job_queue_rate_limits (name, head, counts) VALUES ${values}`
-        : sql`INSERT OR IGNORE INTO job_queue_rate_limits (name, head, counts) VALUES ${values}`;
-  await db.run(insert);
+  for (const chunk of chunked(inLockOrder(names))) {
+    const values = sql.join(chunk.map((n) => sql`(${n}, 0, '')`));
+    const insert =
+      db.dialect.name === 'postgres'
+        ? sql`INSERT INTO job_queue_rate_limits (name, head, counts) VALUES ${values} ON CONFLICT DO NOTHING`
+        : db.dialect.name === 'mysql'
+          ? sql`INSERT IGNORE INTO job_queue_rate_limits (name, head, counts) VALUES ${values}`
+          : sql`INSERT OR IGNORE INTO job_queue_rate_limits (name, head, counts) VALUES ${values}`;
+    await db.run(insert);
+  }
 }
 
 /**
- * Locks the window rows of these limits (in name order, like the limit rows, so concurrent
+ * Locks the window rows of these limits (in lock order, like the cap rows, so concurrent
  * claimers queue instead of deadlocking; SQLite's BEGIN IMMEDIATE already excludes every other
  * writer) and reads them, then the database's clock in milliseconds. The clock is read after
  * the lock is granted: a claimer that waited must not record its claims at the time it began
@@ -42,11 +43,11 @@ export async function lockRateWindows(
   names: string[],
 ): Promise<{ nowMs: number; windows: Map<string, RateWindowState>; localBeforeMs: number; localAfterMs: number }> {
   const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
-  const { rows } = await tx.run(
-    sql`SELECT name, head, counts FROM job_queue_rate_limits WHERE name IN (${sql.list([...names].sort())}) ORDER BY name${lock}`,
-  );
   const windows = new Map<string, RateWindowState>();
-  for (const r of rows) windows.set(String(r.name), { head: Number(r.head), counts: decodeCounts(r.counts) });
+  for (const chunk of chunked(inLockOrder(names))) {
+    const { rows } = await tx.run(sql`SELECT name, head, counts FROM job_queue_rate_limits WHERE name IN (${sql.list(chunk)}) ORDER BY name${lock}`);
+    for (const r of rows) windows.set(String(r.name), { head: Number(r.head), counts: decodeCounts(r.counts) });
+  }
   const clock =
     tx.dialect.name === 'postgres'
       ? sql`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`

@@ -25,6 +25,7 @@ import type { JobView } from '../job.types';
 import { JOB_QUEUE_INSTRUMENTATION, type AttemptOutcome, type JobQueueInstrumentation } from '../instrumentation/job-queue.instrumentation';
 import { readAttemptTraces } from '../instrumentation/trace-context.sql';
 import { WorkerVitals } from './worker-vitals';
+import { hasKeys } from '../options/has-keys';
 
 /** A claim planned by the tick, or by a finalize that ends with the worker's claim. */
 interface PlannedClaim {
@@ -558,10 +559,10 @@ function readyTime(job: ClaimedJob, db: JobQueueDatabase): number | undefined {
 }
 
 function hasRateLimits(options: ResolvedJobQueueOptions): boolean {
-  return Object.keys(options.rateLimits.types).length > 0 || Object.keys(options.rateLimits.groups).length > 0;
+  return hasKeys(options.rateLimits.types) || hasKeys(options.rateLimits.groups);
 }
 
 function hasLimits(options: ResolvedJobQueueOptions): boolean {
   const l = options.limits;
-  return l.global > 0 || Object.keys(l.groups).length > 0 || Object.keys(l.types).length > 0;
+  return l.global > 0 || hasKeys(l.groups) || hasKeys(l.types);
 }

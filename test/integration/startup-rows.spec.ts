@@ -14,7 +14,7 @@ const ROUNDS = 25;
  * Workers that start together insert the same limit and rate-limit rows. On MySQL the duplicate
  * checks of concurrent multi-row INSERT IGNOREs take shared next-key locks and can deadlock (seen
  * in CI: three worker processes with rate limits, one failed to boot). The rows go in in name
- * order, the order claimers lock them in, and each insert runs in a transaction, which retries a
+ * lock order, the order claimers lock them in (global, types, groups), and each insert runs in a transaction, which retries a
  * deadlock; every start-up must succeed and leave each row once.
  */
 describeDialects('start-up rows inserted by many workers at once', (db) => {
@@ -31,15 +31,15 @@ describeDialects('start-up rows inserted by many workers at once', (db) => {
     for (let round = 0; round < 10; round++) {
       let locked!: () => void;
       const holding = new Promise<void>((r) => (locked = r));
-      // The claimer, as lockRateWindows: the windows in name order ('group:acme', then 'type:email').
+      // The claimer, in lock order (lib/claim/lock-order.ts): the type's window, then the group's.
       const claimer = app.db.transaction(async (tx) => {
-        await tx.run(lock('group:acme'));
-        locked();
-        await sleep(150); // the start-up's insert is now waiting on 'group:acme'
         await tx.run(lock('type:email'));
+        locked();
+        await sleep(150); // the start-up's insert is now waiting on 'type:email'
+        await tx.run(lock('group:acme'));
       }, { retries: 0 });
       await holding;
-      // A worker starting: its INSERT IGNORE met 'type:email' first when types came before groups.
+      // A worker starting: its INSERT IGNORE met 'group:acme' first when it inserted by plain name order.
       const startUp = app.db.transaction((tx) => ensureRateLimitRows(tx, names), { retries: 0 });
       const [c, s] = await Promise.allSettled([claimer, startUp]);
       expect({ round, claimer: c.status === 'rejected' ? String(c.reason) : 'ok', startUp: s.status === 'rejected' ? String(s.reason) : 'ok' }).toEqual({ round, claimer: 'ok', startUp: 'ok' });
@@ -63,5 +63,20 @@ describeDialects('start-up rows inserted by many workers at once', (db) => {
       expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_queue_locks`))[0].n)).toBe(limitNames.length);
       expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_queue_rate_limits`))[0].n)).toBe(rateNames.length);
     }
+  }, 120_000);
+
+  it('70,000 named groups: more rows than one statement may bind (32,766 on SQLite, 65,535 elsewhere) go in, each once', async () => {
+    const many = Object.fromEntries(Array.from({ length: 70_000 }, (_, i) => [`tenant-${i}`, 2]));
+    const limitNames = allLimitLockNames({ global: 10, groups: many } as never);
+    const rateNames = allRateLimitNames({ types: {}, groups: Object.fromEntries(Object.keys(many).map((g) => [g, { limit: 5, intervalMs: 1000 }])) });
+    await app.db.run(sql`DELETE FROM job_queue_locks`);
+    await app.db.run(sql`DELETE FROM job_queue_rate_limits`);
+    // Twice: the second start-up meets every row already there.
+    for (let i = 0; i < 2; i++) {
+      await app.db.transaction((tx) => ensureLimitRows(tx, limitNames));
+      await app.db.transaction((tx) => ensureRateLimitRows(tx, rateNames));
+    }
+    expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_queue_locks`))[0].n)).toBe(70_001);
+    expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_queue_rate_limits`))[0].n)).toBe(70_000);
   }, 120_000);
 });
