@@ -67,9 +67,10 @@ interface Case {
   /**
    * Every group named in the options: a cap of 5 in flight (`limits.groups`) or 1,000 starts a
    * second (`rateLimits.groups`), neither of which binds here. What it measures is what naming
-   * thousands of tenants costs each claim.
+   * thousands of tenants costs each claim. `global`: only a global cap of 1,000, the reference
+   * (the claim under any cap takes the careful path: a transaction, no prefetch).
    */
-  named?: 'caps' | 'rates';
+  named?: 'caps' | 'rates' | 'global';
 }
 
 const JOB_MS = 2;
@@ -80,7 +81,7 @@ function cases(dialect: Dialect, quick: boolean): Case[] {
   const c = (groups: number, perGroup: number, extra: Partial<Case> = {}): Case => {
     const j = Math.max(2, Math.round(perGroup / scale));
     const base = `${num(groups - (extra.heavy?.length ?? 0))} × ${num(j)}`;
-    const named = extra.named === 'caps' ? ', every group capped' : extra.named === 'rates' ? ', every group rate-limited' : '';
+    const named = extra.named ? { caps: ', every group capped', rates: ', every group rate-limited', global: ', a global cap only' }[extra.named] : '';
     const label = extra.heavy ? `weighted: ${extra.heavy.length} × w10 (${num(10 * j)} jobs) + ${base} w1` : `${base}${extra.prefetch === 0 ? ', prefetch 0' : ''}${named}`;
     return { label, groups, perGroup: j, ...extra };
   };
@@ -96,14 +97,16 @@ function cases(dialect: Dialect, quick: boolean): Case[] {
     c(10_000, 2),
     c(100_000, 2),
     c(1_002, 16, { heavy: [250, 750] }),
-    // Per-tenant limits: every one of 2,000 groups named in limits.groups, or in rateLimits.groups.
+    // Per-tenant limits: every one of 2,000 groups named in limits.groups, or in rateLimits.groups;
+    // the reference, a global cap alone.
+    c(2_000, 8, { named: 'global' }),
     c(2_000, 8, { named: 'caps' }),
     c(2_000, 8, { named: 'rates' }),
   ];
   // FAIR_SHARE_MAX_GROUPS=10000 leaves out the larger cases.
   const max = Math.min(Number(process.env.FAIR_SHARE_MAX_GROUPS ?? Infinity), quick ? 1_600 : dialect === 'postgres' ? 100_000 : 10_000);
   // FAIR_SHARE_CASES=1000,weighted keeps only those cases (by group count, `1000p0` for prefetch 0,
-  // `weighted`, `caps`, `rates`); the one-group case always stays first, as the reference of every ratio.
+  // `weighted`, `global`, `caps`, `rates`); the one-group case always stays first, as the reference of every ratio.
   const only = process.env.FAIR_SHARE_CASES?.split(',').map((x) => x.trim());
   const id = (x: Case) => x.named ?? (x.heavy ? 'weighted' : `${x.groups}${x.prefetch === 0 ? 'p0' : ''}`);
   return all.filter((x) => x.groups <= max && (!only || x === all[0] || only.includes(id(x))));
@@ -167,7 +170,9 @@ async function runCase(dialect: Dialect, c: Case): Promise<RunResult> {
     const meter = CpuMeter.start(dialect, db.name);
     const names = Array.from({ length: c.groups }, (_, g) => groupKey(g));
     const named: Partial<JobQueueModuleOptions> =
-      c.named === 'caps'
+      c.named === 'global'
+        ? { limits: { global: 1_000 } }
+        : c.named === 'caps'
         ? { limits: { groups: Object.fromEntries(names.map((g) => [g, 5])) } }
         : c.named === 'rates'
           ? { rateLimits: { groups: Object.fromEntries(names.map((g) => [g, { limit: 1_000, intervalMs: 1_000 }])) } }
