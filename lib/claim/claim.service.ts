@@ -7,6 +7,7 @@ import { reachesPausedGroup, type ClaimRequest } from './claim-request';
 import { inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { capsApply, claimUnderLimits } from './limited.claim';
+import { RateForecast } from './rate-forecast';
 import { rateLimitsApply } from './rate-gate';
 import { postgresClaimArgs, postgresClaimInTransaction, postgresClaimStatement, type PostgresClaimArgs } from './postgres.claim';
 import { claimRotation } from './rotation.claim';
@@ -30,6 +31,9 @@ const BUSY_RETRY_MS = 20;
  */
 @Injectable()
 export class ClaimService {
+  /** Groups whose rate window this process last saw full: their turns in the rotation are passed over until it reopens. */
+  private readonly rateForecast = new RateForecast();
+
   constructor(private readonly db: JobQueueDatabase) {}
 
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
@@ -90,7 +94,7 @@ export class ClaimService {
 
   /** `readFloors`: MySQL reads where the ready rows begin first (selectClaimCandidates). */
   private async claimIn(tx: SqlExecutor, request: ClaimRequest, readFloors: boolean): Promise<ClaimedJob[]> {
-    if (capsApply(request) || request.room || rateLimitsApply(request)) return claimUnderLimits(tx, request, readFloors);
+    if (capsApply(request) || request.room || rateLimitsApply(request)) return claimUnderLimits(tx, request, readFloors, this.rateForecast);
     if (request.rotation) return claimRotation(tx, request, readFloors);
     if (tx.dialect.name === 'sqlite') return claimSqlite(tx, request);
     return leaseJobs(tx, request, await selectClaimCandidates(tx, request, readFloors));

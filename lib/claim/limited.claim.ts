@@ -7,6 +7,7 @@ import type { ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
 import { countInFlight, limitLockName, lockLimitRows } from './limit-locks.sql';
 import { groupsAtCap, roomUnderCaps, type InFlight } from './limit-room';
+import type { RateForecast } from './rate-forecast';
 import { groupRateKeys, RateGate, typeRateKeys } from './rate-gate';
 import { leaseRotation, pickRotation } from './rotation.claim';
 import { withinLimits, type LimitRoom } from './within-limits';
@@ -34,14 +35,14 @@ export function capsApply(request: ClaimRequest): boolean {
  * rows in each claim took one worker from 997 to 140 jobs/s on PostgreSQL (bench
  * fair-share-scale, the `caps` and `rates` cases).
  */
-export async function claimUnderLimits(tx: SqlExecutor, request: ClaimRequest, readFloors: boolean): Promise<ClaimedJob[]> {
+export async function claimUnderLimits(tx: SqlExecutor, request: ClaimRequest, readFloors: boolean, forecast?: RateForecast): Promise<ClaimedJob[]> {
   const req = anyGroupByRotation(request);
   const limits = req.limits;
   const typeLevel = limits ? [...(limits.global ? [limitLockName('global')] : []), ...req.types.filter((t) => Object.hasOwn(limits.types ?? {}, t)).map((t) => limitLockName('type', t))] : [];
   await lockLimitRows(tx, typeLevel);
   const typeKeys = typeRateKeys(req);
   const gate = typeKeys.length ? await RateGate.open(tx, typeKeys) : undefined;
-  return req.rotation ? claimByRotation(tx, req, gate, readFloors) : claimByQuotas(tx, req, gate, readFloors);
+  return req.rotation ? claimByRotation(tx, req, gate, readFloors, forecast) : claimByQuotas(tx, req, gate, readFloors, forecast);
 }
 
 /**
@@ -55,7 +56,7 @@ function anyGroupByRotation(request: ClaimRequest): ClaimRequest {
 }
 
 /** Per-group quotas (or an any-group quota where no group is capped or rate-limited). */
-async function claimByQuotas(tx: SqlExecutor, req: ClaimRequest, typeGate: RateGate | undefined, readFloors: boolean): Promise<ClaimedJob[]> {
+async function claimByQuotas(tx: SqlExecutor, req: ClaimRequest, typeGate: RateGate | undefined, readFloors: boolean, forecast?: RateForecast): Promise<ClaimedJob[]> {
   const limits = req.limits;
   // Quotas that mix named groups and any group: every group named in the options is reachable.
   const groups = takesAnyGroup(req)
@@ -74,24 +75,26 @@ async function claimByQuotas(tx: SqlExecutor, req: ClaimRequest, typeGate: RateG
     const narrowed = gate ? { ...without, admittedAtMs: gate.admittedAtMs } : without;
     claimed = await leaseJobs(tx, narrowed, withinLimits(await selectClaimCandidates(tx, narrowed, readFloors), room));
   }
-  return settle(tx, req, gate, claimed);
+  return settle(tx, req, gate, claimed, forecast);
 }
 
 /**
  * The rotation: counted after the global and type rows were locked, what is in flight is exact
  * for those, and for the groups (not locked yet) a forecast that spares the walk the groups at
- * their cap. The walk names the groups reached; their rows are locked and counted again, and
- * what does not fit is left. The cursor moves on either way.
+ * their cap, and those whose rate window this process last saw full (RateForecast). The walk
+ * names the groups reached; their rows are locked and counted again, and what does not fit is
+ * left. The cursor moves on either way.
  */
-async function claimByRotation(tx: SqlExecutor, req: ClaimRequest, typeGate: RateGate | undefined, readFloors: boolean): Promise<ClaimedJob[]> {
+async function claimByRotation(tx: SqlExecutor, req: ClaimRequest, typeGate: RateGate | undefined, readFloors: boolean, rates?: RateForecast): Promise<ClaimedJob[]> {
   const limits = req.limits;
   let inFlight = limits ? await countInFlight(tx) : undefined;
   const forecast = roomOf(req, limits, inFlight, [], typeGate);
   for (const g of limits && inFlight ? groupsAtCap(limits, inFlight) : []) forecast.groups[g] = 0;
+  for (const g of rates?.fullGroups() ?? []) forecast.groups[g] = 0;
   const without = withoutExhausted(req, forecast);
-  if ((forecast.total ?? 1) <= 0 || !without) return settle(tx, req, typeGate, []);
+  if ((forecast.total ?? 1) <= 0 || !without) return settle(tx, req, typeGate, [], rates);
   const pick = await pickRotation(tx, without, readFloors);
-  if (!pick) return settle(tx, req, typeGate, []);
+  if (!pick) return settle(tx, req, typeGate, [], rates);
   const groups = [...new Set(pick.candidates.map((c) => c.group))];
   const capped = cappedGroups(limits, groups);
   if (capped.length) {
@@ -102,13 +105,20 @@ async function claimByRotation(tx: SqlExecutor, req: ClaimRequest, typeGate: Rat
   const gate = groupKeys.length ? await RateGate.open(tx, groupKeys, typeGate) : typeGate;
   const room = roomOf(req, limits, inFlight, capped, gate);
   const leasing = gate ? { ...without, admittedAtMs: gate.admittedAtMs } : without;
-  return settle(tx, req, gate, await leaseRotation(tx, leasing, pick, withinLimits(pick.candidates, room)));
+  return settle(tx, req, gate, await leaseRotation(tx, leasing, pick, withinLimits(pick.candidates, room)), rates);
 }
 
-/** Records the claimed jobs in their rate windows, dates the starts they admitted ahead, and says when to claim again. */
-async function settle(tx: SqlExecutor, req: ClaimRequest, gate: RateGate | undefined, claimed: ClaimedJob[]): Promise<ClaimedJob[]> {
+/**
+ * Records the claimed jobs in their rate windows, dates the starts they admitted ahead, notes the
+ * groups whose window is now full, and says when to claim again.
+ */
+async function settle(tx: SqlExecutor, req: ClaimRequest, gate: RateGate | undefined, claimed: ClaimedJob[], rates?: RateForecast): Promise<ClaimedJob[]> {
   if (!gate) return claimed;
-  const { claimAgainInMs, starts } = await gate.record(tx, claimed);
+  const { claimAgainInMs, starts, fullGroups } = await gate.record(tx, claimed);
+  if (rates) {
+    for (const job of claimed) rates.admitted(job.group);
+    for (const [group, inMs] of fullGroups) rates.full(group, inMs);
+  }
   for (const job of claimed) {
     const start = starts.get(job.id);
     if (!start) continue;

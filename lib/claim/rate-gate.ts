@@ -43,6 +43,8 @@ export function rateLimitsApply(request: ClaimRequest): boolean {
 export interface RateRecord {
   /** Milliseconds until a full window could admit a claim again; undefined if none is full. */
   claimAgainInMs?: number;
+  /** The groups whose window is full after this claim, with the milliseconds until it could admit again. */
+  fullGroups: Map<string, number>;
   /**
    * Every job a window admitted: milliseconds after the clock reading at which it may start
    * (0 for now), and by which it must have started (the tightest of its windows' grace).
@@ -119,6 +121,7 @@ export class RateGate {
     });
     for (const [at, ids] of ahead) await dateStarts(tx, ids, at);
     let claimAgainIn: number | undefined;
+    const fullGroups = new Map<string, number>();
     for (const k of this.keys) {
       const g = rateGeometry(k.rule);
       // In admission order, so the window's head only moves forward.
@@ -133,8 +136,9 @@ export class RateGate {
       if (times.length) await saveRateWindow(tx, k.name, state);
       const again = claimAgainInMs(k.rule, state, this.nowMs, g, lookaheadMs(k.rule));
       if (again !== undefined) claimAgainIn = Math.min(claimAgainIn ?? Infinity, again);
+      if (again !== undefined && k.kind === 'group') fullGroups.set(k.key, again);
     }
-    return { claimAgainInMs: claimAgainIn, starts };
+    return { claimAgainInMs: claimAgainIn, starts, fullGroups };
   }
 
   private state(k: RateKey): RateWindowState {
