@@ -90,7 +90,10 @@ async function claimByRotation(tx: SqlExecutor, req: ClaimRequest, typeGate: Rat
   let inFlight = limits ? await countInFlight(tx) : undefined;
   const forecast = roomOf(req, limits, inFlight, [], typeGate);
   for (const g of limits && inFlight ? groupsAtCap(limits, inFlight) : []) forecast.groups[g] = 0;
-  for (const g of rates?.fullGroups() ?? []) forecast.groups[g] = 0;
+  const held = rates?.fullGroups();
+  for (const g of held?.groups ?? []) forecast.groups[g] = 0;
+  // Passed over without their windows read: claim again when the first reopens.
+  if (held?.reopensInMs !== undefined) req.onRateLimited?.(held.reopensInMs);
   const without = withoutExhausted(req, forecast);
   if ((forecast.total ?? 1) <= 0 || !without) return settle(tx, req, typeGate, [], rates);
   const pick = await pickRotation(tx, without, readFloors);

@@ -23,14 +23,20 @@ export class RateForecast {
     this.until.delete(group);
   }
 
-  /** The groups still full now; the reopened ones are forgotten. */
-  fullGroups(): string[] {
+  /**
+   * The groups still full now, and the milliseconds until the first of them reopens (the worker
+   * claims again then, as it does for a window the claim read); the reopened ones are forgotten.
+   */
+  fullGroups(): { groups: string[]; reopensInMs?: number } {
     const now = this.now();
-    const out: string[] = [];
+    const groups: string[] = [];
+    let first = Infinity;
     for (const [group, at] of this.until) {
-      if (at > now) out.push(group);
-      else this.until.delete(group);
+      if (at > now) {
+        groups.push(group);
+        first = Math.min(first, at);
+      } else this.until.delete(group);
     }
-    return out;
+    return groups.length ? { groups, reopensInMs: first - now } : { groups };
   }
 }

@@ -7,11 +7,11 @@ describe('RateForecast', () => {
     const f = new RateForecast(() => now);
     f.full('acme', 500);
     f.full('globex', 2_000);
-    expect(f.fullGroups().sort()).toEqual(['acme', 'globex']);
+    expect(f.fullGroups()).toEqual({ groups: ['acme', 'globex'], reopensInMs: 500 });
     now = 1_500; // acme's window reopens now
-    expect(f.fullGroups()).toEqual(['globex']);
+    expect(f.fullGroups()).toEqual({ groups: ['globex'], reopensInMs: 1_500 });
     now = 3_000;
-    expect(f.fullGroups()).toEqual([]);
+    expect(f.fullGroups()).toEqual({ groups: [] });
   });
 
   it('a claim its window admitted clears a group; a later full window sets it again', () => {
@@ -19,9 +19,9 @@ describe('RateForecast', () => {
     const f = new RateForecast(() => now);
     f.full('acme', 1_000);
     f.admitted('acme');
-    expect(f.fullGroups()).toEqual([]);
+    expect(f.fullGroups()).toEqual({ groups: [] });
     f.full('acme', 10);
     now = 5;
-    expect(f.fullGroups()).toEqual(['acme']);
+    expect(f.fullGroups()).toEqual({ groups: ['acme'], reopensInMs: 5 });
   });
 });
