@@ -24,6 +24,7 @@ export { JOB_REF, JobRefOutsideJobError, type JobRef } from './handlers/job-ref'
 export { Recurring, type RecurringArgs, type RecurringOptions } from './recurring/recurring.decorator';
 export type { Backfill, ScheduleInput } from './recurring/schedule-definition';
 export type { ScheduleView } from './recurring/schedule-view';
+export type { FindSchedulesResult, ScheduleFilter } from './recurring/schedule-filter';
 export {
   JobCancelledError,
   JobTimeoutError,
@@ -34,6 +35,7 @@ export {
 export type { WaitForOptions } from './job-queue.service';
 export { JobWaiters, type JobWatchHandlers, type JobWaitersCounters } from './waiters/job-waiters.service';
 export type { QueueStats } from './stats/queue-stats';
+export type { StatsOptions } from './stats/stats-options';
 export type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 export type { JobGraph } from './query/job-query.service';
 export type { PauseTarget } from './pause/pause-target';

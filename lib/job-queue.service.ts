@@ -17,6 +17,7 @@ import { retryJob } from './finalize/retry.sql';
 import { notifyInTransaction } from './notify/notify.sql';
 import type { QueueStats } from './stats/queue-stats';
 import { readQueueStats } from './stats/queue-stats.sql';
+import { normalizeStatsOptions, type StatsOptions } from './stats/stats-options';
 import { validateGraph } from './graph/validate-graph';
 import { JobHandlerRegistry } from './handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from './job-queue.constants';
@@ -35,6 +36,8 @@ import { JobArgsValidator } from './validation/job-args.validator';
 import { AppTransactionGuard } from './enqueue/app-transaction.guard';
 import type { ScheduleInput } from './recurring/schedule-definition';
 import type { ScheduleView } from './recurring/schedule-view';
+import type { FindSchedulesResult, ScheduleFilter } from './recurring/schedule-filter';
+import { soonestSchedules } from './recurring/schedules.sql';
 import { JOB_QUEUE_INSTRUMENTATION, type JobQueueInstrumentation } from './instrumentation/job-queue.instrumentation';
 import { storedCreation } from './instrumentation/stored-trace';
 
@@ -171,12 +174,15 @@ export class JobQueueService {
     return (await this.waiters.wait(id, options)) as JobView<TArgs, TResult>;
   }
 
-  /** Counts by state and group, the oldest ready job's age, and the recent failure rate and mean duration. */
-  async stats(options: { windowMs?: number } = {}): Promise<QueueStats> {
-    const windowMs = options.windowMs ?? 5 * 60_000;
-    if (!Number.isInteger(windowMs) || windowMs <= 0) throw new InvalidJobError('windowMs', 'a positive integer', windowMs);
-    const [stats, schedules] = await Promise.all([readQueueStats(this.db, windowMs), this.recurring.listSchedules()]);
-    return { ...stats, schedules: schedules.map(({ name, nextRunAt, lastRunAt }) => ({ name, nextRunAt, lastRunAt })) };
+  /**
+   * Counts by state, the busiest groups, the oldest ready job's age, the recent failure rate and
+   * mean duration, and the schedules due soonest; bounded lists (`groupsLimit`, `schedulesLimit`).
+   * Bad options: InvalidQueryError, nothing read.
+   */
+  async stats(options: StatsOptions = {}): Promise<QueueStats> {
+    const o = normalizeStatsOptions(options);
+    const [stats, schedules] = await Promise.all([readQueueStats(this.db, o.windowMs, o.groupsLimit), soonestSchedules(this.db, o.schedulesLimit)]);
+    return { ...stats, schedules: schedules.schedules, scheduleCount: schedules.count };
   }
 
   /**
@@ -192,9 +198,17 @@ export class JobQueueService {
     return this.recurring.unschedule(name);
   }
 
-  /** Every recurring schedule with its next and last slot. */
+  /** Every recurring schedule with its next and last slot (for thousands of them, page with `findSchedules`). */
   listSchedules(): Promise<ScheduleView[]> {
     return this.recurring.listSchedules();
+  }
+
+  /**
+   * A page of recurring schedules by name, optionally of one job type, as `find` pages jobs:
+   * `limit` 1–500 (default 50), `nextCursor` for the next page. Bad input: InvalidQueryError.
+   */
+  findSchedules(filter?: ScheduleFilter, options?: FindOptions): Promise<FindSchedulesResult> {
+    return this.recurring.findSchedules(filter, options);
   }
 
   /**

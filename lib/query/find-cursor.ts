@@ -25,6 +25,26 @@ export function decodeCursor(cursor: string, filterText: string): number {
   return id;
 }
 
+/**
+ * The same for a page ordered by a text key (`findSchedules`: by name): the last key of the page,
+ * base64url-encoded inside the payload, so any character of it survives.
+ */
+export function encodeKeyCursor(afterKey: string, filterText: string): string {
+  const payload = `k.${Buffer.from(afterKey).toString('base64url')}.${digest(filterText, 12)}`;
+  return Buffer.from(`${payload}.${digest(payload, 10)}`).toString('base64url');
+}
+
+/** The key the next page starts after; throws `InvalidCursorError` as `decodeCursor` does. */
+export function decodeKeyCursor(cursor: string, filterText: string): string {
+  if (cursor.length > 1_000 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError(cursor, 'not a cursor');
+  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('.');
+  if (parts.length !== 4 || parts[0] !== 'k' || !/^[A-Za-z0-9_-]+$/.test(parts[1])) throw new InvalidCursorError(cursor, 'not a cursor');
+  const payload = parts.slice(0, 3).join('.');
+  if (digest(payload, 10) !== parts[3]) throw new InvalidCursorError(cursor, 'it was altered');
+  if (digest(filterText, 12) !== parts[2]) throw new InvalidCursorError(cursor, 'it belongs to a different filter');
+  return Buffer.from(parts[1], 'base64url').toString('utf8');
+}
+
 function digest(text: string, length: number): string {
   return createHash('sha256').update(`nestjs-sql-job-queue:cursor:${text}`).digest('base64url').slice(0, length);
 }

@@ -20,6 +20,9 @@ import { CronClock } from './cron-clock';
 import { nextSlot, planSlots } from './recurring-slots';
 import { defineSchedule, type ScheduleDefinition, type ScheduleInput } from './schedule-definition';
 import type { ScheduleView } from './schedule-view';
+import { normalizeScheduleFilter, scheduleFilterText, type FindSchedulesResult, type ScheduleFilter } from './schedule-filter';
+import { decodeKeyCursor, encodeKeyCursor } from '../query/find-cursor';
+import { normalizePageOptions, type FindOptions } from '../query/job-filter';
 import {
   anyScheduleDue,
   databaseNow,
@@ -29,6 +32,7 @@ import {
   listSchedules,
   lockDueSchedules,
   recordTicks,
+  schedulesPage,
   type TickRecord,
   updateScheduleDefinition,
   type StoredSchedule,
@@ -112,6 +116,17 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
 
   async listSchedules(): Promise<ScheduleView[]> {
     return (await listSchedules(this.connection.db)).map(toView);
+  }
+
+  /** A page of schedules by name (see `JobQueueService.findSchedules`). */
+  async findSchedules(filter?: ScheduleFilter, options?: FindOptions): Promise<FindSchedulesResult> {
+    const f = normalizeScheduleFilter(filter);
+    const { limit, cursor } = normalizePageOptions(options);
+    const text = scheduleFilterText(f);
+    const after = cursor === null ? null : decodeKeyCursor(cursor, text);
+    const rows = await schedulesPage(this.connection.db, f.type, after, limit);
+    const page = rows.slice(0, limit).map(toView);
+    return { schedules: page, nextCursor: rows.length > limit ? encodeKeyCursor(page[page.length - 1].name, text) : null };
   }
 
   /** Enqueues every due slot; one tick at a time per process. Errors are logged, the next tick retries. */

@@ -52,6 +52,31 @@ export async function listSchedules(tx: SqlExecutor): Promise<StoredSchedule[]> 
   return rows.map((r) => toSchedule(r, tx));
 }
 
+/** A page by name: up to `limit + 1` schedules after `afterName` (the extra one says more remain). */
+export async function schedulesPage(tx: SqlExecutor, type: string | undefined, afterName: string | null, limit: number): Promise<StoredSchedule[]> {
+  const conditions = [
+    ...(type === undefined ? [] : [sql`job_type = ${type}`]),
+    ...(afterName === null ? [] : [sql`name > ${afterName}`]),
+  ];
+  const where = conditions.length ? sql`WHERE ${sql.join(conditions, ' AND ')}` : sql``;
+  const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules ${where} ORDER BY name LIMIT ${limit + 1}`);
+  return rows.map((r) => toSchedule(r, tx));
+}
+
+/** The `limit` schedules due soonest, and how many there are in all (one statement). */
+export async function soonestSchedules(
+  tx: SqlExecutor,
+  limit: number,
+): Promise<{ schedules: Array<{ name: string; nextRunAt: Date; lastRunAt: Date | null }>; count: number }> {
+  const t = (c: string) => tx.dialect.selectTime(c);
+  const { rows } = await tx.run(sql`SELECT name, ${t('next_run_at')} AS next_run_at, ${t('last_slot')} AS last_slot, COUNT(*) OVER () AS total
+    FROM job_queue_schedules ORDER BY next_run_at, name LIMIT ${limit}`);
+  return {
+    schedules: rows.map((r) => ({ name: String(r.name), nextRunAt: tx.dialect.parseTime(r.next_run_at)!, lastRunAt: tx.dialect.parseTime(r.last_slot) })),
+    count: rows.length ? Number(rows[0].total) : 0,
+  };
+}
+
 function definitionValues(tx: SqlExecutor, def: ScheduleDefinition) {
   return {
     backfill: String(def.backfill),

@@ -23,24 +23,32 @@ export async function readOldestReadyAgeMs(db: SqlExecutor): Promise<number> {
   return Math.max(0, Math.round(Number(rows[0]?.age ?? 0)));
 }
 
-export async function readQueueStats(db: SqlExecutor, windowMs: number): Promise<Omit<QueueStats, 'schedules'>> {
+/**
+ * The `limit` groups with the most open work (ready, leased, running), and how many groups have
+ * any: one statement, whose answer is bounded whatever the number of tenants.
+ */
+export async function readBusiestGroups(db: SqlExecutor, limit: number): Promise<{ groups: QueueStats['groups']; count: number }> {
+  const { rows } = await db.run(sql`SELECT group_key, ready, running, COUNT(*) OVER () AS total FROM (
+      SELECT group_key, SUM(CASE WHEN state = 'ready' THEN 1 ELSE 0 END) AS ready, SUM(CASE WHEN state = 'ready' THEN 0 ELSE 1 END) AS running
+      FROM jobs WHERE state IN ('ready', 'leased', 'running') GROUP BY group_key) g
+    ORDER BY ready + running DESC, group_key LIMIT ${limit}`);
+  return {
+    groups: rows.map((r) => ({ group: String(r.group_key), ready: Number(r.ready), running: Number(r.running) })),
+    count: rows.length ? Number(rows[0].total) : 0,
+  };
+}
+
+export async function readQueueStats(db: SqlExecutor, windowMs: number, groupsLimit: number): Promise<Omit<QueueStats, 'schedules' | 'scheduleCount'>> {
   const d = db.dialect;
   const now = d.now();
   const since = d.addMs(now, -windowMs);
-  const [byState, groupRows, oldestReadyAgeMs, recentRows] = await Promise.all([
+  const [byState, busiest, oldestReadyAgeMs, recentRows] = await Promise.all([
     readStateCounts(db),
-    db.run(sql`SELECT group_key, state, COUNT(*) AS n FROM jobs WHERE state IN ('ready', 'leased', 'running') GROUP BY group_key, state`),
+    readBusiestGroups(db, groupsLimit),
     readOldestReadyAgeMs(db),
     db.run(sql`SELECT state, COUNT(*) AS n, AVG(${d.diffMs(sql`started_at`, sql`finished_at`)}) AS mean
       FROM jobs WHERE finished_at >= ${since} AND state IN ('done', 'failed') GROUP BY state`),
   ]);
-  const groups = new Map<string, { group: string; ready: number; running: number }>();
-  for (const r of groupRows.rows) {
-    const g = groups.get(String(r.group_key)) ?? { group: String(r.group_key), ready: 0, running: 0 };
-    if (r.state === 'ready') g.ready += Number(r.n);
-    else g.running += Number(r.n);
-    groups.set(g.group, g);
-  }
   const recent = { done: 0, failed: 0, mean: null as number | null };
   for (const r of recentRows.rows) {
     if (r.state === 'done') {
@@ -51,7 +59,8 @@ export async function readQueueStats(db: SqlExecutor, windowMs: number): Promise
   const finished = recent.done + recent.failed;
   return {
     byState,
-    groups: [...groups.values()].sort((a, b) => a.group.localeCompare(b.group)),
+    groups: busiest.groups,
+    groupCount: busiest.count,
     running: byState.leased + byState.running,
     oldestReadyAgeMs,
     recent: {

@@ -1,0 +1,73 @@
+import { InvalidCursorError, InvalidQueryError } from '../../lib';
+import { decodeCursor, decodeKeyCursor, encodeCursor, encodeKeyCursor } from '../../lib/query/find-cursor';
+import { normalizeScheduleFilter, scheduleFilterText } from '../../lib/recurring/schedule-filter';
+import { DEFAULT_STATS_LIST, MAX_STATS_LIST, normalizeStatsOptions } from '../../lib/stats/stats-options';
+
+describe('normalizeStatsOptions', () => {
+  it('fills the defaults and keeps what is given', () => {
+    expect(normalizeStatsOptions(undefined)).toEqual({ windowMs: 300_000, groupsLimit: DEFAULT_STATS_LIST, schedulesLimit: DEFAULT_STATS_LIST });
+    expect(normalizeStatsOptions({ windowMs: 1, groupsLimit: MAX_STATS_LIST, schedulesLimit: 1 })).toEqual({ windowMs: 1, groupsLimit: 1_000, schedulesLimit: 1 });
+  });
+
+  it.each([
+    ['a zero window', { windowMs: 0 }, 'windowMs'],
+    ['a fractional window', { windowMs: 1.5 }, 'windowMs'],
+    ['a window past a year', { windowMs: 367 * 86_400_000 }, 'windowMs'],
+    ['no groups', { groupsLimit: 0 }, 'groupsLimit'],
+    ['too many groups', { groupsLimit: 1_001 }, 'groupsLimit'],
+    ['groups as text', { groupsLimit: '10' }, 'groupsLimit'],
+    ['too many schedules', { schedulesLimit: 10_000 }, 'schedulesLimit'],
+    ['an unknown option', { limit: 5 }, 'options.limit'],
+    ['not an object', 'everything', 'options'],
+  ])('refuses %s with an InvalidQueryError naming the field', (_label, raw, field) => {
+    expect(() => normalizeStatsOptions(raw)).toThrow(InvalidQueryError);
+    try {
+      normalizeStatsOptions(raw);
+    } catch (err) {
+      expect((err as InvalidQueryError).field).toBe(field);
+    }
+  });
+});
+
+describe('normalizeScheduleFilter', () => {
+  it('accepts no filter or a type', () => {
+    expect(normalizeScheduleFilter(undefined)).toEqual({});
+    expect(normalizeScheduleFilter({})).toEqual({});
+    expect(normalizeScheduleFilter({ type: 'refresh' })).toEqual({ type: 'refresh' });
+  });
+
+  it.each([
+    ['an unknown field', { name: 'x' }, 'filter.name'],
+    ['an empty type', { type: '' }, 'type'],
+    ['a type that is not text', { type: 7 }, 'type'],
+    ['an array', ['refresh'], 'filter'],
+  ])('refuses %s', (_label, raw, field) => {
+    expect(() => normalizeScheduleFilter(raw)).toThrow(InvalidQueryError);
+    try {
+      normalizeScheduleFilter(raw);
+    } catch (err) {
+      expect((err as InvalidQueryError).field).toBe(field);
+    }
+  });
+});
+
+describe('key cursors (findSchedules)', () => {
+  const filter = scheduleFilterText({ type: 'refresh' });
+
+  it('carries any name, dots and colons included', () => {
+    for (const name of ['a', 'tenant-7.refresh', 'x:y.z_0-9', 'Z'.repeat(220)]) expect(decodeKeyCursor(encodeKeyCursor(name, filter), filter)).toBe(name);
+  });
+
+  it('refuses an altered cursor, one of another filter, and a find() cursor', () => {
+    const cursor = encodeKeyCursor('tenant-7.refresh', filter);
+    const payload = Buffer.from(cursor, 'base64url').toString('utf8').split('.');
+    payload[1] = Buffer.from('tenant-8.refresh').toString('base64url');
+    const forged = Buffer.from(payload.join('.')).toString('base64url');
+    expect(() => decodeKeyCursor(forged, filter)).toThrow(/altered/);
+    expect(() => decodeKeyCursor(cursor, scheduleFilterText({}))).toThrow(/different filter/);
+    expect(() => decodeKeyCursor(encodeCursor(5, filter), filter)).toThrow(InvalidCursorError);
+    expect(() => decodeCursor(cursor, filter)).toThrow(InvalidCursorError);
+    expect(() => decodeKeyCursor('%%%', filter)).toThrow(InvalidCursorError);
+    expect(() => decodeKeyCursor('A'.repeat(2_000), filter)).toThrow(InvalidCursorError);
+  });
+});
