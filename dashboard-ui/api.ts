@@ -72,6 +72,18 @@ export interface JobRow {
   error: Bounded | null;
 }
 
+export interface ScheduleRow {
+  name: string;
+  type: string;
+  cron: string;
+  timeZone: string;
+  group: string | null;
+  backfill: string;
+  nextRunAt: string;
+  lastRunAt: string | null;
+  args: Bounded;
+}
+
 export interface JobDetail {
   id: number;
   type: string;

@@ -4,9 +4,10 @@ import { graphPage } from './pages/graph';
 import { jobPage } from './pages/job';
 import { jobsPage } from './pages/jobs';
 import { overviewPage } from './pages/overview';
+import { schedulesPage } from './pages/schedules';
 import type { Page } from './pages/page';
 
-/** Hash routes: #/ overview, #/jobs?…, #/job/ID, #/graph/ID. */
+/** Hash routes: #/ overview, #/jobs?…, #/job/ID, #/graph/ID, #/schedules?…. */
 function route(hash: string): Page {
   const [path, query = ''] = hash.replace(/^#/, '').split('?');
   const params = new URLSearchParams(query);
@@ -14,6 +15,7 @@ function route(hash: string): Page {
   if ((m = /^\/job\/(\d+)$/.exec(path))) return jobPage(Number(m[1]));
   if ((m = /^\/graph\/(\d+)$/.exec(path))) return graphPage(Number(m[1]));
   if (path === '/jobs') return jobsPage(params);
+  if (path === '/schedules') return schedulesPage(params);
   return overviewPage();
 }
 
@@ -29,7 +31,7 @@ function nav(): HTMLElement {
     'header',
     { class: 'top' },
     h('a', { href: '#/', class: 'brand' }, 'Job queue'),
-    h('nav', {}, link('#/', 'Overview'), link('#/jobs', 'Jobs')),
+    h('nav', {}, link('#/', 'Overview'), link('#/jobs', 'Jobs'), link('#/schedules', 'Schedules')),
     READ_ONLY ? h('span', { class: 'read-only' }, 'read-only') : null,
     status,
   );

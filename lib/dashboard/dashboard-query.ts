@@ -1,5 +1,6 @@
 import { InvalidQueryError } from '../errors/query.errors';
 import type { JobFilter } from '../query/job-filter';
+import type { ScheduleFilter } from '../recurring/schedule-filter';
 
 /** Rows per page of the jobs table; find() allows more, the browser never needs them. */
 export const MAX_DASHBOARD_PAGE = 100;
@@ -18,13 +19,7 @@ export interface DashboardJobsQuery {
  * everything else is validated by find() itself and answered with InvalidQueryError (400).
  */
 export function parseJobsQuery(raw: Record<string, unknown> | null | undefined): DashboardJobsQuery {
-  const q = raw ?? {};
-  const field = (name: string): string | undefined => {
-    const v = q[name];
-    if (v === undefined || v === null || v === '') return undefined;
-    if (typeof v !== 'string') throw new InvalidQueryError(name, 'a single string', v);
-    return v;
-  };
+  const field = fieldReader(raw);
   const filter: JobFilter = {};
   const state = field('state');
   if (state) filter.state = state.split(',').map((s) => s.trim()).filter(Boolean) as JobFilter['state'];
@@ -51,10 +46,31 @@ export function parseJobsQuery(raw: Record<string, unknown> | null | undefined):
     }
     filter.argsContains = parsed as Record<string, unknown>;
   }
-  const limitText = field('limit');
-  const limit = limitText === undefined ? 50 : positiveInt(limitText, 'limit');
+  return { filter, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
+}
+
+/** The schedules table's query string (pure): `type`, `limit` (1–100), `cursor`; findSchedules validates the rest. */
+export function parseSchedulesQuery(raw: Record<string, unknown> | null | undefined): { filter: ScheduleFilter; limit: number; cursor: string | null } {
+  const field = fieldReader(raw);
+  const type = field('type');
+  return { filter: type ? { type } : {}, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
+}
+
+/** Reads one query-string field: absent or empty is undefined, a repeated one (an array) is refused. */
+function fieldReader(raw: Record<string, unknown> | null | undefined): (name: string) => string | undefined {
+  const q = raw ?? {};
+  return (name) => {
+    const v = q[name];
+    if (v === undefined || v === null || v === '') return undefined;
+    if (typeof v !== 'string') throw new InvalidQueryError(name, 'a single string', v);
+    return v;
+  };
+}
+
+function pageLimit(text: string | undefined): number {
+  const limit = text === undefined ? 50 : positiveInt(text, 'limit');
   if (limit > MAX_DASHBOARD_PAGE) throw new InvalidQueryError('limit', `an integer from 1 to ${MAX_DASHBOARD_PAGE}`, limit);
-  return { filter, limit, cursor: field('cursor') ?? null };
+  return limit;
 }
 
 /** An id from a URL segment (pure). */

@@ -48,3 +48,8 @@ export function oldestReadyAge(d: SqlDialect, sample: number): Sql {
     SELECT ${d.diffMs(sql`CASE WHEN run_after > updated_at THEN run_after ELSE updated_at END`, now)} AS age
     FROM jobs WHERE state = 'ready' AND run_after <= ${now} ORDER BY id LIMIT ${sample}) t`;
 }
+
+/** Recurring schedules in all (the table holds one row per schedule, thousands at most). */
+export function scheduleCount(): Sql {
+  return sql`SELECT COUNT(*) AS n FROM job_queue_schedules`;
+}

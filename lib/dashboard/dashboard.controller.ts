@@ -63,6 +63,11 @@ export function createDashboardController(path: string): Type<unknown> {
       return job;
     }
 
+    @Get('api/schedules')
+    schedules(@Query() query: Record<string, unknown>) {
+      return this.dashboard.schedules(query);
+    }
+
     @Get('api/graph/:id')
     graph(@Param('id') id: string) {
       return this.dashboard.graph(positiveInt(id, 'id'));

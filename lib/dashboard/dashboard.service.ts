@@ -7,8 +7,9 @@ import { JOB_STATES } from '../query/job-filter';
 import { boundJson, boundText, previewJson, type BoundedText } from './bounded-text';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
-import { parseJobsQuery } from './dashboard-query';
-import { cappedStateCount, groupsInFlight, oldestReadyAge, throughputPerMinute, workersInFlight } from './dashboard-stats.sql';
+import { parseJobsQuery, parseSchedulesQuery } from './dashboard-query';
+import { cappedStateCount, groupsInFlight, oldestReadyAge, scheduleCount, throughputPerMinute, workersInFlight } from './dashboard-stats.sql';
+import type { ScheduleView } from '../recurring/schedule-view';
 import { SharedSnapshots } from './shared-snapshot';
 
 /** Counts per state stop here ("100,000+"): never a scan of the whole table per refresh. */
@@ -62,6 +63,18 @@ export interface JobRowView {
   error: BoundedText | null;
 }
 
+export interface ScheduleRowView {
+  name: string;
+  type: string;
+  cron: string;
+  timeZone: string;
+  group: string | null;
+  backfill: string;
+  nextRunAt: Date;
+  lastRunAt: Date | null;
+  args: BoundedText;
+}
+
 export interface GraphNodeView {
   id: number;
   type: string;
@@ -98,6 +111,14 @@ export class DashboardService {
     const { filter, limit, cursor } = parseJobsQuery(query);
     const page = await this.queue.find(filter, { limit, cursor });
     return { jobs: page.jobs.map(toRow), nextCursor: page.nextCursor };
+  }
+
+  /** A page of recurring schedules by name, and how many there are in all. */
+  async schedules(query: Record<string, unknown>): Promise<{ schedules: ScheduleRowView[]; nextCursor: string | null; count: number }> {
+    const { filter, limit, cursor } = parseSchedulesQuery(query);
+    const page = await this.queue.findSchedules(filter, { limit, cursor });
+    const count = Number((await this.db.run(scheduleCount())).rows[0]?.n ?? 0);
+    return { schedules: page.schedules.map(toScheduleRow), nextCursor: page.nextCursor, count };
   }
 
   async job(id: number): Promise<Record<string, unknown> | null> {
@@ -219,6 +240,20 @@ function toRow(job: JobView): JobRowView {
     finishedAt: job.finishedAt,
     args: previewJson(job.args, PREVIEW_CHARS),
     error: job.lastError === null ? null : boundText(job.lastError, PREVIEW_CHARS),
+  };
+}
+
+function toScheduleRow(s: ScheduleView): ScheduleRowView {
+  return {
+    name: s.name,
+    type: s.type,
+    cron: boundText(s.cron, SHORT_CHARS).text,
+    timeZone: s.timeZone,
+    group: s.group ?? null,
+    backfill: String(s.backfill),
+    nextRunAt: s.nextRunAt,
+    lastRunAt: s.lastRunAt,
+    args: previewJson(s.args, PREVIEW_CHARS),
   };
 }
 

@@ -241,6 +241,46 @@ describe('dashboard in a browser: chromium present', () => {
       expect(state).toEqual({ xss: null, csp: [], imgs: 0, scripts: 1 });
     });
 
+    it('lists recurring schedules, pages and filters them, and shows their content as text', async () => {
+      const names: string[] = [];
+      for (let i = 0; i < 55; i++) {
+        names.push(`browser-${String(i).padStart(2, '0')}`);
+        await queue.schedule({ name: names[i], cron: '0 0 1 1 *', type: 'step', args: { tenant: `t${i}` }, group: `tenant-${i}` });
+      }
+      await queue.schedule({ name: 'browser-xss', cron: '0 0 1 1 *', type: XSS_TYPE, args: { html: XSS_ERROR }, group: XSS_GROUP });
+      try {
+        await page.goto(`${base}/dashboard#/schedules`);
+        const rows = page.locator('#schedules-table tbody tr');
+        await eventually('a full first page', async () => (await rows.count()) === 50, 20_000, 100);
+        expect(await page.locator('#schedule-count').textContent()).toMatch(/^\d+ schedule\(s\) in all\.$/);
+        await page.screenshot({ path: join(shots, 'schedules.png') });
+        const firstPage = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-name')));
+        await page.click('#next-page');
+        await eventually('the second page', async () => (await rows.first().getAttribute('data-name')) !== firstPage[0], 20_000, 100);
+        const secondPage = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-name')));
+        expect(secondPage.filter((n) => firstPage.includes(n))).toEqual([]);
+        expect([...firstPage, ...secondPage].filter((n) => n?.startsWith('browser-'))).toEqual(expect.arrayContaining([...names, 'browser-xss']));
+        await page.click('#prev-page');
+        await eventually('back on the first page', async () => (await rows.first().getAttribute('data-name')) === firstPage[0], 20_000, 100);
+
+        await page.fill('#f-schedule-type', XSS_TYPE);
+        await page.click('#schedules-filter button[type=submit]');
+        await eventually('only the XSS schedule', async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-name')) === 'browser-xss', 20_000, 100);
+        expect(await rows.first().locator('td.type').textContent()).toBe(XSS_TYPE);
+        expect(await rows.first().locator('td').nth(4).textContent()).toBe(XSS_GROUP);
+        expect(JSON.parse((await rows.first().locator('td.cell-args').textContent())!)).toEqual({ html: XSS_ERROR });
+        await page.screenshot({ path: join(shots, 'schedules-filtered.png') });
+        const state = await page.evaluate(`({ xss: window.__xss ?? null, csp: window.__csp, imgs: document.querySelectorAll('img').length })`);
+        expect(state).toEqual({ xss: null, csp: [], imgs: 0 });
+        // A schedule's type links to the jobs it enqueued.
+        await rows.first().locator('td.type a').click();
+        await page.locator('#jobs-filter').waitFor();
+        expect(new URLSearchParams(page.url().split('?')[1]).get('type')).toBe(XSS_TYPE);
+      } finally {
+        for (const name of [...names, 'browser-xss']) await queue.unschedule(name);
+      }
+    });
+
     it('gives a denied request no page and no data', async () => {
       const wrong = { authorization: `Basic ${Buffer.from('ops:wrong-password').toString('base64')}` };
       for (const extraHTTPHeaders of [undefined, wrong]) {

@@ -110,6 +110,49 @@ describeDialects('dashboard API', (db) => {
     expect((await get('/api/jobs/999999999')).status).toBe(404);
   });
 
+  it('schedules: pages by name, filters by type, bounds args, counts all, and 400 on bad input', async () => {
+    const names: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      const name = `dash-${String(i).padStart(2, '0')}`;
+      names.push(name);
+      // One schedule's args hold markup and 200 KB: the table gets a short preview, as text.
+      const args = i === 7 ? { html: XSS, blob: 'y'.repeat(200 * 1024) } : { i };
+      await d.queue.schedule({ name, cron: '0 0 1 1 *', type: i % 2 ? 'listed' : 'boom', args, group: i === 7 ? XSS.slice(0, 60) : undefined });
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let count = 0;
+    do {
+      const q = new URLSearchParams({ limit: '10', ...(cursor ? { cursor } : {}) });
+      const res = await get(`/api/schedules?${q}`);
+      const text = await res.text();
+      expect(text.length).toBeLessThan(20_000);
+      const page = asAny(JSON.parse(text));
+      expect(page.schedules.length).toBeLessThanOrEqual(10);
+      seen.push(...page.schedules.map((s: { name: string }) => s.name));
+      ({ count } = page);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen.filter((n) => n.startsWith('dash-'))).toEqual(names);
+    expect(count).toBe(seen.length);
+    const odd = asAny(await (await get(`/api/schedules?${new URLSearchParams({ type: 'listed', limit: '100' })}`)).json());
+    expect(odd.schedules.map((s: { name: string }) => s.name)).toEqual(names.filter((_, i) => i % 2));
+    const evil = odd.schedules.find((s: { name: string }) => s.name === 'dash-07');
+    expect(evil).toMatchObject({ type: 'listed', cron: '0 0 1 1 *', timeZone: 'UTC', group: XSS.slice(0, 60), lastRunAt: null, args: { truncated: true } });
+    expect(evil.args.text).toContain(XSS.slice(0, 20));
+    expect(evil.args.length).toBeGreaterThan(200 * 1024);
+    expect(new Date(evil.nextRunAt).getTime()).toBeGreaterThan(Date.now());
+    for (const bad of ['limit=101', 'limit=0', 'cursor=forged', 'type=a&type=b']) {
+      const res = await get(`/api/schedules?${bad}`);
+      expect([bad, res.status]).toEqual([bad, 400]);
+      expect((await res.json().then(asAny)).error).toMatch(/INVALID_QUERY|INVALID_CURSOR/);
+    }
+    const first = asAny(await (await get(`/api/schedules?${new URLSearchParams({ type: 'listed', limit: '2' })}`)).json());
+    expect((await get(`/api/schedules?${new URLSearchParams({ cursor: first.nextCursor })}`)).status).toBe(400); // a cursor of another filter
+    expect((await get('/api/schedules', {})).status).toBe(401);
+    for (const name of names) await d.queue.unschedule(name);
+  });
+
   it('returns XSS payloads as data, and job pages bounded however large the args', async () => {
     const evil = await d.queue.enqueue({ type: 'boom', group: XSS.slice(0, 60), args: { message: XSS, html: XSS } });
     await d.queue.waitFor(evil.id);
