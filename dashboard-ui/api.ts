@@ -52,6 +52,7 @@ export interface Overview {
   throughput: Array<{ minutesAgo: number; done: number; failed: number }>;
   oldestReadyAgeMs: number;
   paused: Array<{ type?: string; group?: string }>;
+  pausedCount: number;
   workers: Array<{ owner: string; inFlight: number; heartbeatAgeMs: number | null }>;
 }
 

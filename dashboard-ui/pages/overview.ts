@@ -40,7 +40,12 @@ function health(o: Overview): HTMLElement {
       h('dt', {}, 'Oldest ready job waits'),
       h('dd', { 'data-testid': 'oldest-ready' }, o.oldestReadyAgeMs ? duration(o.oldestReadyAgeMs) : '—'),
       h('dt', {}, 'Paused'),
-      h('dd', {}, o.paused.length ? h('ul', { class: 'plain' }, ...o.paused.map((p) => h('li', {}, p.type !== undefined ? `type ${p.type}` : `group ${p.group}`))) : 'nothing'),
+      h(
+        'dd',
+        { 'data-testid': 'paused' },
+        o.paused.length ? h('ul', { class: 'plain' }, ...o.paused.map((p) => h('li', {}, p.type !== undefined ? `type ${p.type}` : `group ${p.group}`))) : 'nothing',
+        o.pausedCount > o.paused.length ? h('p', { class: 'note' }, `${o.pausedCount.toLocaleString()} in all, the first ${o.paused.length} shown.`) : null,
+      ),
     ),
   );
 }

@@ -53,3 +53,8 @@ export function oldestReadyAge(d: SqlDialect, sample: number): Sql {
 export function scheduleCount(): Sql {
   return sql`SELECT COUNT(*) AS n FROM job_queue_schedules`;
 }
+
+/** The first `limit` paused entries (by kind, then name) and how many there are: one statement. */
+export function pausedPreview(limit: number): Sql {
+  return sql`SELECT kind, name, COUNT(*) OVER () AS total FROM job_queue_paused ORDER BY kind, name LIMIT ${limit}`;
+}

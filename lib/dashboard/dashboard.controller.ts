@@ -115,7 +115,7 @@ export function createDashboardController(path: string): Type<unknown> {
     async pause(@Body() body: unknown) {
       await this.queue.pause(body as never);
       this.dashboard.invalidate();
-      return { paused: await this.queue.listPaused() };
+      return this.dashboard.paused();
     }
 
     @Post('api/resume')
@@ -124,7 +124,7 @@ export function createDashboardController(path: string): Type<unknown> {
     async resume(@Body() body: unknown) {
       await this.queue.resume(body as never);
       this.dashboard.invalidate();
-      return { paused: await this.queue.listPaused() };
+      return this.dashboard.paused();
     }
   }
   return JobQueueDashboardController;

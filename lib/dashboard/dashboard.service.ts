@@ -8,7 +8,8 @@ import { boundJson, boundText, previewJson, type BoundedText } from './bounded-t
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { parseJobsQuery, parseSchedulesQuery } from './dashboard-query';
-import { cappedStateCount, groupsInFlight, oldestReadyAge, scheduleCount, throughputPerMinute, workersInFlight } from './dashboard-stats.sql';
+import { cappedStateCount, groupsInFlight, oldestReadyAge, pausedPreview, scheduleCount, throughputPerMinute, workersInFlight } from './dashboard-stats.sql';
+import { toPauseTarget, type PausedEntry } from '../pause/pause-target';
 import type { ScheduleView } from '../recurring/schedule-view';
 import { SharedSnapshots } from './shared-snapshot';
 
@@ -42,7 +43,9 @@ export interface OverviewView {
   /** Index 0 = 59 minutes ago … index 59 = this minute. */
   throughput: Array<{ minutesAgo: number; done: number; failed: number }>;
   oldestReadyAgeMs: number;
+  /** The first MAX_PAUSED entries; `pausedCount` counts them all. */
   paused: Array<{ type?: string; group?: string }>;
+  pausedCount: number;
   workers: Array<{ owner: string; inFlight: number; heartbeatAgeMs: number | null }>;
 }
 
@@ -138,6 +141,18 @@ export class DashboardService {
     return this.graphs.get(String(id), () => this.readGraph(id));
   }
 
+  /**
+   * What is paused, bounded: tenants may pause thousands of groups, and the overview (every
+   * second) and each pause/resume answer would otherwise read and send every entry.
+   */
+  async paused(): Promise<{ paused: OverviewView['paused']; pausedCount: number }> {
+    const { rows } = await this.db.run(pausedPreview(MAX_PAUSED));
+    return {
+      paused: rows.map((r) => toPauseTarget({ kind: r.kind as PausedEntry['kind'], name: String(r.name) })),
+      pausedCount: rows.length ? Number(rows[0].total) : 0,
+    };
+  }
+
   /** After an action: the next read shows its effect instead of a shared snapshot. */
   invalidate(): void {
     this.overviews.clear();
@@ -190,7 +205,7 @@ export class DashboardService {
     const throughput = await this.throughputs.get('throughput', () => this.readThroughput());
     const workerRows = (await this.db.run(workersInFlight(d, MAX_WORKERS))).rows;
     const oldest = (await this.db.run(oldestReadyAge(d, 1_000))).rows[0]?.age;
-    const paused = await this.queue.listPaused();
+    const { paused, pausedCount } = await this.paused();
 
     const groups = new Map<string, OverviewView['groups'][number]>();
     for (const r of groupRows) {
@@ -210,7 +225,8 @@ export class DashboardService {
       groupsPartial: sortedGroups.length > MAX_GROUPS || groupRows.reduce((n, r) => n + Number(r.n), 0) >= GROUP_ROWS_CAP,
       throughput,
       oldestReadyAgeMs: Math.max(0, Math.round(Number(oldest ?? 0))),
-      paused: paused.slice(0, MAX_PAUSED),
+      paused,
+      pausedCount,
       workers: workerRows.map((r) => ({
         owner: String(r.lease_owner),
         inFlight: Number(r.n),

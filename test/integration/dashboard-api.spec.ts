@@ -1,3 +1,5 @@
+import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import { sql } from '../../lib/database/sql';
 import { describeDialects } from '../support/describe-dialects';
 import { buildDashboardUi, csrfToken, startDashboardApp, type DashboardApp } from '../support/dashboard-app';
 import { eventually } from '../support/wait';
@@ -235,10 +237,33 @@ describeDialects('dashboard API', (db) => {
     expect((await action('/api/pause', {})).status).toBe(400);
     expect((await action('/api/pause', { type: 'a', group: 'b' })).status).toBe(400);
     const paused = await action('/api/pause', { group: 'bulk' });
-    expect(await paused.json().then(asAny)).toEqual({ paused: [{ group: 'bulk' }] });
+    expect(await paused.json().then(asAny)).toEqual({ paused: [{ group: 'bulk' }], pausedCount: 1 });
     expect(await d.queue.listPaused()).toEqual([{ group: 'bulk' }]);
     await action('/api/resume', { group: 'bulk' });
     expect(await d.queue.listPaused()).toEqual([]);
+  });
+
+  it('shows thousands of paused groups bounded: the overview and each pause answer send the first 200 and the count', async () => {
+    const db = d.app.get(JobQueueDatabase);
+    const names = Array.from({ length: 5_000 }, (_, i) => `tenant-${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < names.length; i += 500) {
+      const rows = names.slice(i, i + 500).map((n) => sql`('group', ${n}, ${db.dialect.now()})`);
+      await db.run(sql`INSERT INTO job_queue_paused (kind, name, paused_at) VALUES ${sql.join(rows)}`);
+    }
+    try {
+      const overview = await get('/api/overview');
+      const text = await overview.text();
+      const o = asAny(JSON.parse(text));
+      expect([o.paused.length, o.pausedCount]).toEqual([200, 5_000]);
+      expect(o.paused[0]).toEqual({ group: 'tenant-0000' });
+      expect(text.length).toBeLessThan(30_000);
+      const answer = await action('/api/pause', { type: 'one-more' });
+      const body = asAny(await answer.json());
+      expect([body.paused.length, body.pausedCount]).toEqual([200, 5_001]);
+      await action('/api/resume', { type: 'one-more' });
+    } finally {
+      await db.run(sql`DELETE FROM job_queue_paused WHERE kind = 'group' AND name LIKE 'tenant-%'`);
+    }
   });
 
   it('readOnly refuses every action on the server, even with a valid token', async () => {
