@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { jest } from '@jest/globals';
+import { Injectable, Logger } from '@nestjs/common';
 import { JobHandler, JobNotFoundError, JobWaiters, WaitForShutdownError, WaitForTimeoutError, type GraphNode } from '../../lib';
 import { sql } from '../../lib/database/sql';
 import { describeDialects } from '../support/describe-dialects';
@@ -16,8 +17,12 @@ class LocalJobs {
     return { n: args.n };
   }
 
+  /** Called when a `local-slow` handler starts (a claim's `running` row is written before its handler runs). */
+  static onSlowStart: (() => void) | undefined;
+
   @JobHandler('local-slow')
   async slow(args: { ms: number }): Promise<string> {
+    LocalJobs.onSlowStart?.();
     await new Promise((r) => setTimeout(r, args.ms));
     return 'finished during shutdown';
   }
@@ -32,6 +37,22 @@ async function enqueueMany(app: QueueApp, count: number, node: (i: number) => Om
     nodes.forEach((n) => ids.push(out[n.ref]));
   }
   return ids;
+}
+
+/**
+ * Records what the queue logs until stopped (the testing module's logger prints only errors),
+ * still passing each call through.
+ */
+function recordLogs(): { lines: string[]; stop(): void } {
+  const lines: string[] = [];
+  const spies = (['log', 'warn', 'error'] as const).map((level) => {
+    const original = Logger.prototype[level];
+    return jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, message: unknown, ...rest: unknown[]) {
+      lines.push(`${level}: ${String(message)}`);
+      return (original as (...a: unknown[]) => void).call(this, message, ...rest);
+    });
+  });
+  return { lines, stop: () => spies.forEach((spy) => spy.mockRestore()) };
 }
 
 /** Settles every promise, keeping outcomes in order. */
@@ -200,20 +221,34 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
     process.on('unhandledRejection', onUnhandled);
     try {
       const future = await enqueueMany(app, 2_000, () => ({ type: 'noop', runAfter: new Date(Date.now() + HOUR) }));
+      const slowStarted = new Promise<void>((resolve) => (LocalJobs.onSlowStart = resolve));
       const [slow] = await enqueueMany(app, 1, () => ({ type: 'local-slow', args: { ms: 1_000 } }));
       const pending = outcomes(future.map((id) => app.queue.waitFor(id))); // handled from the start
       const finishing = app.queue.waitFor(slow, { timeoutMs: 60_000 });
       finishing.catch(() => undefined);
-      // The slow job running (its waiter must resolve in the shutdown drain), lookups answered.
-      for (const deadline = Date.now() + 60_000; (await app.queue.get(slow))?.state !== 'running'; ) {
-        if (Date.now() > deadline) throw new Error('the slow job did not start');
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      // The slow job's handler running (its waiter must resolve in the shutdown drain), lookups
+      // answered. Not its row's state: a claim writes `running` before this process has the
+      // job, and a shutdown that starts in between rightly hands the job back unstarted (seen
+      // in CI on MariaDB while the 2,000 lookups kept the event loop busy).
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([slowStarted, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the slow job did not start')), 60_000)))]);
+      clearTimeout(timer);
       // A later waiter's lookup answering means the earlier ones have (lookups run in order).
       await expect(app.queue.waitFor(future[0], { timeoutMs: 0 })).rejects.toBeInstanceOf(WaitForTimeoutError);
       expect(app.module.get(JobWaiters).counters().pending).toBe(2_001);
-      await app.close();
-      expect(await finishing).toMatchObject({ id: slow, state: 'done', result: 'finished during shutdown' });
+      const logged = recordLogs();
+      try {
+        await app.close();
+      } finally {
+        logged.stop();
+      }
+      // Seen once in CI on MariaDB (rejected with WaitForShutdownError): if it recurs, say where the job ended and what the app logged.
+      const slowView = await finishing.catch(async (err: Error) => {
+        const probe = await startQueueApp(db, EXTERNAL);
+        const row = await probe.queue.get(slow).finally(() => probe.close());
+        throw new Error(`the slow job's waiter failed (${err.message}); the job is now ${JSON.stringify(row && { state: row.state, attempts: row.attempts, lastError: row.lastError })}; the app logged:\n${logged.lines.slice(-30).join('\n')}`);
+      });
+      expect(slowView).toMatchObject({ id: slow, state: 'done', result: 'finished during shutdown' });
       const results = await pending;
       for (const [i, r] of results.entries()) {
         expect(r.status).toBe('rejected');
@@ -226,6 +261,7 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
       await new Promise((r) => setTimeout(r, 200)); // a poll timer left behind would fire here
       expect(errors).toEqual([]);
     } finally {
+      LocalJobs.onSlowStart = undefined;
       process.off('unhandledRejection', onUnhandled);
       await app.close();
     }
