@@ -87,7 +87,11 @@ describeDialects('crash, wedge and shutdown with real worker processes', (db) =>
     await a.waitFor('ready');
     const short = await app.queue.enqueue({ type: 'slow', args: { ms: 300 } });
     const long = await app.queue.enqueue({ type: 'slow', args: { ms: 60_000 } });
-    await eventually('both running', async () => (await app.count(`state = 'running'`)) === 2);
+    // Both handlers started (each records its execution first), not merely both rows running: a
+    // claim writes running before the worker has the jobs, and a SIGTERM in between rightly
+    // hands them back unstarted.
+    const started = async () => Number((await app.rows(`SELECT COUNT(*) AS n FROM executions WHERE job_id IN (${short.id}, ${long.id})`))[0].n);
+    await eventually('both handlers started', async () => (await started()) === 2);
     a.kill('SIGTERM');
     const exit = await a.exited;
     expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
