@@ -3,22 +3,25 @@ import { h, replace } from '../dom';
 import { when } from '../format';
 import type { Page } from './page';
 
-/** Recurring schedules by name, optionally of one type (#/schedules?type=…), paged by cursor. */
+const FIELDS = ['type', 'group'] as const;
+
+/** Recurring schedules by name, optionally of one type or group (#/schedules?type=…&group=…), paged by cursor. */
 export function schedulesPage(params: URLSearchParams): Page {
-  const type = params.get('type') ?? '';
+  const filter = new URLSearchParams();
+  for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
   const cursors: Array<string | null> = [null];
   const body = h('div', { class: 'schedules-results' });
   const total = h('p', { class: 'muted', id: 'schedule-count' });
   const message = h('p', { class: 'error-text', id: 'schedules-error' });
 
   async function load(cursor: string | null): Promise<void> {
-    const q = new URLSearchParams({ limit: '50' });
-    if (type) q.set('type', type);
+    const q = new URLSearchParams(filter);
+    q.set('limit', '50');
     if (cursor) q.set('cursor', cursor);
     try {
       const page = await api.get<{ schedules: ScheduleRow[]; nextCursor: string | null; count: number }>(`schedules?${q}`);
       message.textContent = '';
-      total.textContent = `${page.count.toLocaleString()} schedule(s) in all${type ? ', of every type' : ''}.`;
+      total.textContent = `${page.count.toLocaleString()} schedule(s) in all${[...filter.keys()].length ? ' (before the filter)' : ''}.`;
       replace(body, table(page.schedules), pager(page.nextCursor));
     } catch (err) {
       message.textContent = (err as Error).message;
@@ -38,7 +41,7 @@ export function schedulesPage(params: URLSearchParams): Page {
 
   const page: Page = {
     title: 'Schedules',
-    el: h('div', {}, h('h1', {}, 'Recurring schedules'), form(type), total, message, body),
+    el: h('div', {}, h('h1', {}, 'Recurring schedules'), form(filter), total, message, body),
     // Next and last slots move every tick: the current page follows them.
     intervalMs: 5000,
     loaded: false,
@@ -50,17 +53,20 @@ export function schedulesPage(params: URLSearchParams): Page {
   return page;
 }
 
-function form(type: string): HTMLElement {
+function form(current: URLSearchParams): HTMLElement {
+  const input = (name: string, label: string) => h('label', {}, h('span', {}, label), h('input', { name, id: `f-schedule-${name}`, value: current.get(name) ?? '' }));
   const el = h(
     'form',
     { class: 'filters card', id: 'schedules-filter' },
-    h('label', {}, h('span', {}, 'Job type'), h('input', { name: 'type', id: 'f-schedule-type', value: type })),
+    input('type', 'Job type'),
+    input('group', 'Group'),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Apply'), h('a', { href: '#/schedules', class: 'button' }, 'Clear')),
   );
   el.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const value = String(new FormData(el).get('type') ?? '').trim();
-    location.hash = value ? `#/schedules?${new URLSearchParams({ type: value })}` : '#/schedules';
+    const q = new URLSearchParams();
+    for (const [k, v] of new FormData(el)) if (String(v).trim()) q.set(k, String(v).trim());
+    location.hash = [...q.keys()].length ? `#/schedules?${q}` : '#/schedules';
   });
   return el;
 }
@@ -83,7 +89,7 @@ function table(schedules: ScheduleRow[]): HTMLElement {
           h('td', { class: 'type' }, h('a', { href: `#/jobs?${new URLSearchParams({ type: s.type })}` }, s.type)),
           h('td', { class: 'mono nowrap' }, s.cron),
           h('td', {}, s.timeZone),
-          h('td', {}, s.group ?? '—'),
+          h('td', {}, s.group === null ? '—' : h('a', { href: `#/schedules?${new URLSearchParams({ group: s.group })}` }, s.group)),
           h('td', { class: 'nowrap' }, when(s.nextRunAt)),
           h('td', { class: 'nowrap' }, when(s.lastRunAt)),
           h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, s.args.text)),

@@ -49,11 +49,15 @@ export function parseJobsQuery(raw: Record<string, unknown> | null | undefined):
   return { filter, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
 }
 
-/** The schedules table's query string (pure): `type`, `limit` (1–100), `cursor`; findSchedules validates the rest. */
+/** The schedules table's query string (pure): `type`, `group`, `limit` (1–100), `cursor`; findSchedules validates the rest. */
 export function parseSchedulesQuery(raw: Record<string, unknown> | null | undefined): { filter: ScheduleFilter; limit: number; cursor: string | null } {
   const field = fieldReader(raw);
+  const filter: ScheduleFilter = {};
   const type = field('type');
-  return { filter: type ? { type } : {}, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
+  if (type) filter.type = type;
+  const group = field('group');
+  if (group) filter.group = group;
+  return { filter, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
 }
 
 /** Reads one query-string field: absent or empty is undefined, a repeated one (an array) is refused. */

@@ -124,7 +124,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     const { limit, cursor } = normalizePageOptions(options);
     const text = scheduleFilterText(f);
     const after = cursor === null ? null : decodeKeyCursor(cursor, text);
-    const rows = await schedulesPage(this.connection.db, f.type, after, limit);
+    const rows = await schedulesPage(this.connection.db, f, after, limit);
     const page = rows.slice(0, limit).map(toView);
     return { schedules: page, nextCursor: rows.length > limit ? encodeKeyCursor(page[page.length - 1].name, text) : null };
   }

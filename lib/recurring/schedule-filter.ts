@@ -6,6 +6,8 @@ import type { ScheduleView } from './schedule-view';
 export interface ScheduleFilter {
   /** Schedules that enqueue this job type. */
   type?: string;
+  /** Schedules whose jobs go to this group (a tenant's schedules). */
+  group?: string;
 }
 
 export interface FindSchedulesResult {
@@ -18,17 +20,19 @@ export interface FindSchedulesResult {
 /** Validates a schedule filter (pure); throws `InvalidQueryError` naming the bad field. */
 export function normalizeScheduleFilter(raw: unknown): ScheduleFilter {
   if (raw === undefined || raw === null) return {};
-  if (!isPlainObject(raw)) throw new InvalidQueryError('filter', 'a plain object { type? }', raw);
+  if (!isPlainObject(raw)) throw new InvalidQueryError('filter', 'a plain object { type?, group? }', raw);
+  const out: ScheduleFilter = {};
   for (const field of Object.keys(raw)) {
-    if (field !== 'type') throw new InvalidQueryError(`filter.${field}`, 'the known field type', field);
+    if (field !== 'type' && field !== 'group') throw new InvalidQueryError(`filter.${field}`, 'one of the known fields (type, group)', field);
+    const value = raw[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !value || value.length > 200) throw new InvalidQueryError(field, 'a non-empty string of at most 200 characters', value);
+    out[field] = value;
   }
-  const type = raw.type;
-  if (type === undefined) return {};
-  if (typeof type !== 'string' || !type || type.length > 200) throw new InvalidQueryError('type', 'a non-empty string of at most 200 characters', type);
-  return { type };
+  return out;
 }
 
 /** The filter as the cursor's hash sees it: equal filters, equal text. */
 export function scheduleFilterText(filter: ScheduleFilter): string {
-  return JSON.stringify(['schedules', filter.type ?? null]);
+  return JSON.stringify(['schedules', filter.type ?? null, filter.group ?? null]);
 }

@@ -1,6 +1,7 @@
 import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import type { ScheduleDefinition } from './schedule-definition';
+import type { ScheduleFilter } from './schedule-filter';
 
 /** A schedule row as stored, with its bookkeeping. */
 export interface StoredSchedule extends ScheduleDefinition {
@@ -52,15 +53,32 @@ export async function listSchedules(tx: SqlExecutor): Promise<StoredSchedule[]> 
   return rows.map((r) => toSchedule(r, tx));
 }
 
-/** A page by name: up to `limit + 1` schedules after `afterName` (the extra one says more remain). */
-export async function schedulesPage(tx: SqlExecutor, type: string | undefined, afterName: string | null, limit: number): Promise<StoredSchedule[]> {
+/**
+ * A page by name: up to `limit + 1` schedules after `afterName` (the extra one says more remain).
+ * The group lives in the job options' JSON, unindexed: a schedule table is thousands of rows.
+ */
+export async function schedulesPage(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, limit: number): Promise<StoredSchedule[]> {
   const conditions = [
-    ...(type === undefined ? [] : [sql`job_type = ${type}`]),
+    ...(filter.type === undefined ? [] : [sql`job_type = ${filter.type}`]),
+    ...(filter.group === undefined ? [] : [sql`${jobOptionText(tx, 'group')} = ${filter.group}`]),
     ...(afterName === null ? [] : [sql`name > ${afterName}`]),
   ];
   const where = conditions.length ? sql`WHERE ${sql.join(conditions, ' AND ')}` : sql``;
   const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules ${where} ORDER BY name LIMIT ${limit + 1}`);
   return rows.map((r) => toSchedule(r, tx));
+}
+
+/** A text field of `job_options` (JSON stored as text on every dialect). */
+function jobOptionText(tx: SqlExecutor, field: 'group'): Sql {
+  // `field` is one of a fixed set of names, never input: written into the statement as a literal.
+  switch (tx.dialect.name) {
+    case 'postgres':
+      return sql`(job_options::jsonb ->> ${sql.raw(`'${field}'`)})`;
+    case 'mysql':
+      return sql`JSON_UNQUOTE(JSON_EXTRACT(job_options, ${sql.raw(`'$.${field}'`)}))`;
+    default:
+      return sql`json_extract(job_options, ${sql.raw(`'$.${field}'`)})`;
+  }
 }
 
 /** The `limit` schedules due soonest, and how many there are in all (one statement). */

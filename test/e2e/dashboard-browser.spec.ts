@@ -272,6 +272,14 @@ describe('dashboard in a browser: chromium present', () => {
         await page.screenshot({ path: join(shots, 'schedules-filtered.png') });
         const state = await page.evaluate(`({ xss: window.__xss ?? null, csp: window.__csp, imgs: document.querySelectorAll('img').length })`);
         expect(state).toEqual({ xss: null, csp: [], imgs: 0 });
+        // A schedule's group links to that group's schedules (its value in the filter, as text).
+        await page.goto(`${base}/dashboard#/schedules`);
+        await rows.locator('td a', { hasText: 'tenant-7' }).first().click();
+        await eventually('the tenant-7 schedules only', async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-name')) === 'browser-07', 20_000, 100);
+        expect(await page.inputValue('#f-schedule-group')).toBe('tenant-7');
+        await page.goto(`${base}/dashboard#/schedules?${new URLSearchParams({ group: XSS_GROUP })}`);
+        await eventually('the XSS group filter', async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-name')) === 'browser-xss', 20_000, 100);
+        expect(await page.inputValue('#f-schedule-group')).toBe(XSS_GROUP);
         // A schedule's type links to the jobs it enqueued.
         await rows.first().locator('td.type a').click();
         await page.locator('#jobs-filter').waitFor();

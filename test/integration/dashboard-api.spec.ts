@@ -144,7 +144,9 @@ describeDialects('dashboard API', (db) => {
     expect(evil.args.text).toContain(XSS.slice(0, 20));
     expect(evil.args.length).toBeGreaterThan(200 * 1024);
     expect(new Date(evil.nextRunAt).getTime()).toBeGreaterThan(Date.now());
-    for (const bad of ['limit=101', 'limit=0', 'cursor=forged', 'type=a&type=b']) {
+    const tenant = asAny(await (await get(`/api/schedules?${new URLSearchParams({ group: XSS.slice(0, 60) })}`)).json());
+    expect(tenant.schedules.map((s: { name: string }) => s.name)).toEqual(['dash-07']);
+    for (const bad of ['limit=101', 'limit=0', 'cursor=forged', 'type=a&type=b', 'group=a&group=b', `group=${'g'.repeat(201)}`]) {
       const res = await get(`/api/schedules?${bad}`);
       expect([bad, res.status]).toEqual([bad, 400]);
       expect((await res.json().then(asAny)).error).toMatch(/INVALID_QUERY|INVALID_CURSOR/);

@@ -18,7 +18,7 @@ async function insertSchedules(app: QueueApp, first: Date): Promise<void> {
       const n = i + k;
       // Names and due times in opposite orders, so "soonest" and "by name" differ.
       const type = n % 2 ? 'report' : 'refresh';
-      return sql`(${scheduleName(n)}, '0 0 1 1 *', 'UTC', ${type}, ${JSON.stringify({ tenant: n })}, 'none', 10000, '{}', ${t((SCHEDULES - n) * 1_000)}, ${t(0)}, ${t(0)})`;
+      return sql`(${scheduleName(n)}, '0 0 1 1 *', 'UTC', ${type}, ${JSON.stringify({ tenant: n })}, 'none', 10000, ${JSON.stringify({ group: `g${n % 50}` })}, ${t((SCHEDULES - n) * 1_000)}, ${t(0)}, ${t(0)})`;
     });
     await app.db.run(sql`INSERT INTO job_queue_schedules (name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options, next_run_at, created_at, updated_at)
       VALUES ${sql.join(rows)}`);
@@ -109,5 +109,17 @@ describeDialects(`stats() and findSchedules() with ${GROUPS.toLocaleString('en-U
     await expect(app.queue.findSchedules({ type: 'report' }, { limit: 501 })).rejects.toBeInstanceOf(InvalidQueryError);
     await expect(app.queue.findSchedules({ name: 'x' } as never)).rejects.toBeInstanceOf(InvalidQueryError);
     expect(await app.queue.findSchedules({ type: 'nothing' })).toEqual({ schedules: [], nextCursor: null });
+
+    // A tenant's schedules: the group is in the job options (unindexed), 200 of 10,000 here.
+    const tenant = await app.queue.findSchedules({ group: 'g8' }, { limit: 500 });
+    expect(tenant.nextCursor).toBeNull();
+    expect(tenant.schedules).toHaveLength(SCHEDULES / 50);
+    expect(tenant.schedules.every((s) => s.group === 'g8' && Number(s.name.slice(7, 12)) % 50 === 8)).toBe(true);
+    const byBoth = await app.queue.findSchedules({ type: 'refresh', group: 'g8' }, { limit: 100 });
+    expect(byBoth.schedules).toHaveLength(100);
+    const rest = await app.queue.findSchedules({ type: 'refresh', group: 'g8' }, { limit: 100, cursor: byBoth.nextCursor });
+    expect([...byBoth.schedules, ...rest.schedules].map((s) => s.name)).toEqual(tenant.schedules.map((s) => s.name));
+    expect(await app.queue.findSchedules({ type: 'report', group: 'g8' })).toEqual({ schedules: [], nextCursor: null });
+    await expect(app.queue.findSchedules({ type: 'refresh' }, { cursor: byBoth.nextCursor })).rejects.toBeInstanceOf(InvalidCursorError);
   });
 });

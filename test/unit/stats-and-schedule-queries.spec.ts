@@ -34,12 +34,16 @@ describe('normalizeScheduleFilter', () => {
     expect(normalizeScheduleFilter(undefined)).toEqual({});
     expect(normalizeScheduleFilter({})).toEqual({});
     expect(normalizeScheduleFilter({ type: 'refresh' })).toEqual({ type: 'refresh' });
+    expect(normalizeScheduleFilter({ type: 'refresh', group: 'acme' })).toEqual({ type: 'refresh', group: 'acme' });
+    expect(normalizeScheduleFilter({ group: undefined })).toEqual({});
   });
 
   it.each([
     ['an unknown field', { name: 'x' }, 'filter.name'],
     ['an empty type', { type: '' }, 'type'],
     ['a type that is not text', { type: 7 }, 'type'],
+    ['an empty group', { group: '' }, 'group'],
+    ['a group past 200 characters', { group: 'g'.repeat(201) }, 'group'],
     ['an array', ['refresh'], 'filter'],
   ])('refuses %s', (_label, raw, field) => {
     expect(() => normalizeScheduleFilter(raw)).toThrow(InvalidQueryError);
@@ -65,6 +69,7 @@ describe('key cursors (findSchedules)', () => {
     const forged = Buffer.from(payload.join('.')).toString('base64url');
     expect(() => decodeKeyCursor(forged, filter)).toThrow(/altered/);
     expect(() => decodeKeyCursor(cursor, scheduleFilterText({}))).toThrow(/different filter/);
+    expect(() => decodeKeyCursor(cursor, scheduleFilterText({ type: 'refresh', group: 'acme' }))).toThrow(/different filter/);
     expect(() => decodeKeyCursor(encodeCursor(5, filter), filter)).toThrow(InvalidCursorError);
     expect(() => decodeCursor(cursor, filter)).toThrow(InvalidCursorError);
     expect(() => decodeKeyCursor('%%%', filter)).toThrow(InvalidCursorError);
