@@ -1,4 +1,5 @@
 import { api, READ_ONLY, STATES, type JobRow } from '../api';
+import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
 import { badge, when } from '../format';
 import type { Page } from './page';
@@ -9,7 +10,7 @@ const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'p
 export function jobsPage(params: URLSearchParams): Page {
   const filter = new URLSearchParams();
   for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
-  const cursors: Array<string | null> = [params.get('cursor')];
+  const pages = new CursorPages(params.get('cursor'), (cursor) => load(cursor), { back: '← Newer', forward: 'Older →' });
   const body = h('div', { class: 'jobs-results' });
   const message = h('p', { class: 'error-text', id: 'filter-error' });
 
@@ -20,22 +21,11 @@ export function jobsPage(params: URLSearchParams): Page {
     try {
       const page = await api.get<{ jobs: JobRow[]; nextCursor: string | null }>(`jobs?${q}`);
       message.textContent = '';
-      replace(body, table(page.jobs), pager(page.nextCursor));
+      replace(body, table(page.jobs), pages.pager(page.nextCursor));
     } catch (err) {
       message.textContent = (err as Error).message;
       replace(body);
     }
-  }
-
-  function pager(next: string | null): HTMLElement {
-    return h(
-      'div',
-      { class: 'pager' },
-      cursors.length > 1
-        ? h('button', { type: 'button', id: 'prev-page', onclick: () => { cursors.pop(); void load(cursors[cursors.length - 1]); } }, '← Newer')
-        : null,
-      next ? h('button', { type: 'button', id: 'next-page', onclick: () => { cursors.push(next); void load(next); } }, 'Older →') : null,
-    );
   }
 
   const page: Page = {
@@ -44,7 +34,7 @@ export function jobsPage(params: URLSearchParams): Page {
     intervalMs: 0,
     loaded: false,
     async refresh() {
-      await load(cursors[cursors.length - 1]);
+      await load(pages.current);
       page.loaded = true;
     },
   };

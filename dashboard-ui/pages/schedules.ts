@@ -1,4 +1,5 @@
 import { api, type ScheduleRow } from '../api';
+import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
 import { when } from '../format';
 import type { Page } from './page';
@@ -9,7 +10,7 @@ const FIELDS = ['type', 'group'] as const;
 export function schedulesPage(params: URLSearchParams): Page {
   const filter = new URLSearchParams();
   for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
-  const cursors: Array<string | null> = [null];
+  const pages = new CursorPages(null, (cursor) => load(cursor), { back: '← Previous', forward: 'Next →' });
   const body = h('div', { class: 'schedules-results' });
   const total = h('p', { class: 'muted', id: 'schedule-count' });
   const message = h('p', { class: 'error-text', id: 'schedules-error' });
@@ -22,21 +23,11 @@ export function schedulesPage(params: URLSearchParams): Page {
       const page = await api.get<{ schedules: ScheduleRow[]; nextCursor: string | null; count: number }>(`schedules?${q}`);
       message.textContent = '';
       total.textContent = `${page.count.toLocaleString()} schedule(s) in all${[...filter.keys()].length ? ' (before the filter)' : ''}.`;
-      replace(body, table(page.schedules), pager(page.nextCursor));
+      replace(body, table(page.schedules), pages.pager(page.nextCursor));
     } catch (err) {
       message.textContent = (err as Error).message;
       replace(body);
     }
-  }
-
-  function pager(next: string | null): HTMLElement {
-    const go = (cursor: string | null) => void load(cursor);
-    return h(
-      'div',
-      { class: 'pager' },
-      cursors.length > 1 ? h('button', { type: 'button', id: 'prev-page', onclick: () => (cursors.pop(), go(cursors[cursors.length - 1])) }, '← Previous') : null,
-      next ? h('button', { type: 'button', id: 'next-page', onclick: () => (cursors.push(next), go(next)) }, 'Next →') : null,
-    );
   }
 
   const page: Page = {
@@ -46,7 +37,7 @@ export function schedulesPage(params: URLSearchParams): Page {
     intervalMs: 5000,
     loaded: false,
     async refresh() {
-      await load(cursors[cursors.length - 1]);
+      await load(pages.current);
       page.loaded = true;
     },
   };
