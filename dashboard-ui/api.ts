@@ -79,7 +79,6 @@ export interface ScheduleRow {
   cron: string;
   timeZone: string;
   group: string | null;
-  backfill: string;
   nextRunAt: string;
   lastRunAt: string | null;
   args: Bounded;

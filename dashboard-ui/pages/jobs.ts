@@ -10,7 +10,7 @@ const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'p
 export function jobsPage(params: URLSearchParams): Page {
   const filter = new URLSearchParams();
   for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
-  const pages = new CursorPages(params.get('cursor'), (cursor) => load(cursor), { back: '← Newer', forward: 'Older →' });
+  const pages = new CursorPages(params.get('cursor'), load, { back: '← Newer', forward: 'Older →' });
   const body = h('div', { class: 'jobs-results' });
   const message = h('p', { class: 'error-text', id: 'filter-error' });
 

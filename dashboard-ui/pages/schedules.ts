@@ -10,7 +10,7 @@ const FIELDS = ['type', 'group'] as const;
 export function schedulesPage(params: URLSearchParams): Page {
   const filter = new URLSearchParams();
   for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
-  const pages = new CursorPages(null, (cursor) => load(cursor), { back: '← Previous', forward: 'Next →' });
+  const pages = new CursorPages(null, load, { back: '← Previous', forward: 'Next →' });
   const body = h('div', { class: 'schedules-results' });
   const total = h('p', { class: 'muted', id: 'schedule-count' });
   const message = h('p', { class: 'error-text', id: 'schedules-error' });

@@ -72,7 +72,6 @@ export interface ScheduleRowView {
   cron: string;
   timeZone: string;
   group: string | null;
-  backfill: string;
   nextRunAt: Date;
   lastRunAt: Date | null;
   args: BoundedText;
@@ -266,7 +265,6 @@ function toScheduleRow(s: ScheduleView): ScheduleRowView {
     cron: boundText(s.cron, SHORT_CHARS).text,
     timeZone: s.timeZone,
     group: s.group ?? null,
-    backfill: String(s.backfill),
     nextRunAt: s.nextRunAt,
     lastRunAt: s.lastRunAt,
     args: previewJson(s.args, PREVIEW_CHARS),
