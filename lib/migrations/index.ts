@@ -57,6 +57,8 @@ import { JobQueueReadyGroupsBoundedPostgres1768000000001 } from './postgres/1768
 import { JobQueueRotationClaimsThroughClaimPostgres1768000000002 } from './postgres/1768000000002-job-queue-rotation-claims-through-claim';
 import { JobQueueCompleteThenClaimPostgres1768100000001 } from './postgres/1768100000001-job-queue-complete-then-claim';
 import { JobQueueReadyGroupsPausedPostgres1768300000001 } from './postgres/1768300000001-job-queue-ready-groups-paused';
+import { JobQueueDepsWithoutForeignKeysPostgres1768400000001 } from './postgres/1768400000001-job-queue-deps-without-foreign-keys';
+import { JobQueueDepsWithoutForeignKeysMysql1768400000001 } from './mysql/1768400000001-job-queue-deps-without-foreign-keys';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -89,6 +91,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRotationClaimsThroughClaimPostgres1768000000002,
     JobQueueCompleteThenClaimPostgres1768100000001,
     JobQueueReadyGroupsPausedPostgres1768300000001,
+    JobQueueDepsWithoutForeignKeysPostgres1768400000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -108,6 +111,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePromotionCursorMysql1767900000002,
     JobQueueRotationWalkFloorsMysql1768200000001,
     JobQueueWalkPausedTableMysql1768300000001,
+    JobQueueDepsWithoutForeignKeysMysql1768400000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,

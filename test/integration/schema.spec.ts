@@ -6,7 +6,7 @@ import { startQueueApp } from '../support/queue-app';
 import type { TestDatabase } from '../support/test-databases';
 
 /** The migration versions each dialect has. */
-const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] };
+const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] };
 
 describeDialects('schema and migrations', (db) => {
   it('creates the tables and indexes at start-up, and a second start applies nothing', async () => {
@@ -56,6 +56,38 @@ describeDialects('schema and migrations', (db) => {
       for (const m of migrations.slice(1)) await m.up(runner);
       await app.queue.enqueue({ type: 'anything' });
       expect(await app.count(`state = 'ready'`)).toBe(1);
+    } finally {
+      await runner.release();
+      await app.close();
+    }
+  });
+
+  it('keeps job_deps without foreign keys on PostgreSQL and MariaDB; their down drops edges to missing jobs first', async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['anything'] });
+    const runner = app.dataSource.createQueryRunner();
+    try {
+      const ids = await app.queue.enqueueGraph([
+        { ref: 'up', type: 'anything' },
+        { ref: 'down', type: 'anything', dependsOn: ['up'] },
+        { ref: 'other', type: 'anything', dependsOn: ['down'] },
+      ]);
+      // An edge is not checked against its jobs (no lock per edge): one deleted by hand stays
+      // where the keys would have cascaded. SQLite keeps its keys (rebuilding the table is not
+      // worth what a check costs there).
+      await app.rows(`DELETE FROM jobs WHERE id = ${ids.up}`);
+      const edges = async () => Number((await app.rows(`SELECT COUNT(*) AS n FROM job_deps`))[0].n);
+      expect(await edges()).toBe(db.dialect === 'sqlite' ? 1 : 2);
+      if (db.dialect === 'sqlite') return;
+      expect(await foreignKeys(app.rows, db.dialect)).toBe(0);
+
+      const newest = jobQueueMigrations(db.dialect).at(-1)!;
+      expect(newest.name).toBe('JobQueueDepsWithoutForeignKeys1768400000001');
+      await newest.down(runner);
+      expect(await foreignKeys(app.rows, db.dialect)).toBe(2);
+      expect(await edges()).toBe(1);
+      await expect(app.rows(`INSERT INTO job_deps (job_id, depends_on_id) VALUES (${ids.other}, ${ids.up})`)).rejects.toThrow(/foreign key/i);
+      await newest.up(runner);
+      expect(await foreignKeys(app.rows, db.dialect)).toBe(0);
     } finally {
       await runner.release();
       await app.close();
@@ -181,4 +213,13 @@ async function indexNames(rows: (q: string) => Promise<Record<string, unknown>[]
         ? `SELECT DISTINCT index_name AS name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name IN ('jobs', 'job_deps')`
         : `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('jobs', 'job_deps')`;
   return (await rows(q)).map((r) => String(r.name));
+}
+
+/** Foreign keys on job_deps (PostgreSQL, MySQL). */
+async function foreignKeys(rows: (q: string) => Promise<Array<Record<string, unknown>>>, dialect: Dialect): Promise<number> {
+  const [{ n }] =
+    dialect === 'postgres'
+      ? await rows(`SELECT COUNT(*) AS n FROM pg_constraint WHERE conrelid = 'job_deps'::regclass AND contype = 'f'`)
+      : await rows(`SELECT COUNT(*) AS n FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME = 'job_deps'`);
+  return Number(n);
 }
