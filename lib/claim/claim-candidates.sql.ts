@@ -3,7 +3,8 @@ import type { Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { skippedGroups, type ClaimQuota, type ClaimRequest } from './claim-request';
 import { claimedColumns, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { readyByTypeStatement, readyFloorsStatement, toReadyFloors, typeSlices, type ReadyFloor } from './ready-by-type.sql';
+import { CHECK_TYPES_FROM, readyByTypeStatement, readyFloorsStatement, toReadyFloors, typeSlices, TYPES_PER_CHECK, type ReadyFloor } from './ready-by-type.sql';
+import { chunked } from '../database/sql';
 
 /**
  * The ready rows a claim would take, locked: exclusive `FOR UPDATE SKIP LOCKED` on PostgreSQL
@@ -34,20 +35,32 @@ export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimReque
   const found = new Map<number, ClaimedJob>();
   for (const quota of request.quotas) {
     if (quota.limit <= 0) continue;
+    // MySQL: where each type's ready rows begin, read without locks, so the locking read does
+    // not walk the entries of rows claimed before (see readyFloorsStatement), and reads only the
+    // types that have some. With many types also where the transaction wrote ready rows: one
+    // probe per type costs less than a locking UNION arm per type.
+    const withFloors = tx.dialect.name === 'mysql' && (readFloors || request.types.length >= CHECK_TYPES_FROM);
+    const floors = withFloors ? await readyFloors(tx, request.types, { group: quota.group, excludeGroups: skippedGroups(request) }) : undefined;
+    const types = floors ? request.types.filter((t) => floors.has(t)) : request.types;
     // More types than one statement probes: the best of every slice's best, cut to the quota
     // (the rows read beyond it stay locked until the claim commits).
-    const slices = typeSlices(tx.dialect, request.types);
+    const slices = types.length ? typeSlices(tx.dialect, types) : [];
     const rows: ClaimedJob[] = [];
-    for (const types of slices) {
-      // MySQL: where each type's ready rows begin, read without locks, so the locking read does
-      // not walk the entries of rows claimed before (see readyFloorsStatement).
-      const floors = readFloors && tx.dialect.name === 'mysql' ? toReadyFloors((await tx.run(readyFloorsStatement(tx.dialect, types, { group: quota.group, excludeGroups: skippedGroups(request) }))).rows) : undefined;
-      if (floors && !floors.size) continue;
-      const result = await tx.run(claimCandidatesStatement(tx.dialect, types, quota, skippedGroups(request), request.withTrace, floors));
+    for (const slice of slices) {
+      const result = await tx.run(claimCandidatesStatement(tx.dialect, slice, quota, skippedGroups(request), request.withTrace, floors));
       for (const row of result.rows) rows.push(toClaimedJob(row));
     }
     if (slices.length > 1) rows.sort(inClaimOrder).splice(quota.limit);
     for (const record of rows) found.set(record.id, record);
   }
   return [...found.values()];
+}
+
+/** MySQL: the floors of every type that has ready rows, TYPES_PER_CHECK types per statement. */
+async function readyFloors(tx: SqlExecutor, types: readonly string[], probe: { group?: string; excludeGroups?: readonly string[] }): Promise<Map<string, ReadyFloor>> {
+  const floors = new Map<string, ReadyFloor>();
+  for (const slice of chunked(types, TYPES_PER_CHECK)) {
+    for (const [type, floor] of toReadyFloors((await tx.run(readyFloorsStatement(tx.dialect, slice, probe))).rows)) floors.set(type, floor);
+  }
+  return floors;
 }

@@ -1,12 +1,12 @@
 import type { SqlDialect } from '../database/dialects';
-import { sql, type Sql } from '../database/sql';
+import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { skippedGroups, type ClaimQuota, type ClaimRequest } from './claim-request';
 import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import { leaseAssignments } from './lease-assignments';
 import { leaseJobs } from './lease-jobs.sql';
-import { readyByTypeStatement, TYPES_PER_PROBE } from './ready-by-type.sql';
+import { CHECK_TYPES_FROM, readyByTypeStatement, readyTypesStatement, TYPES_PER_CHECK, TYPES_PER_PROBE } from './ready-by-type.sql';
 
 /**
  * SQLite has no row locks (FOR UPDATE does nothing): the transaction is `BEGIN IMMEDIATE`,
@@ -15,6 +15,15 @@ import { readyByTypeStatement, TYPES_PER_PROBE } from './ready-by-type.sql';
  */
 export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
   const d = tx.dialect;
+  if (request.types.length >= CHECK_TYPES_FROM) {
+    // Many handled types: read the arms of those with ready rows only (readyTypesStatement).
+    const present = new Set<string>();
+    for (const slice of chunked(request.types, TYPES_PER_CHECK)) {
+      for (const row of (await tx.run(readyTypesStatement(d, slice))).rows) present.add(String(row.type));
+    }
+    if (!present.size) return [];
+    request = { ...request, types: request.types.filter((t) => present.has(t)) };
+  }
   // More types than one compound SELECT probes: select, then lease (still one transaction).
   if (request.types.length > TYPES_PER_PROBE) return leaseJobs(tx, request, await selectClaimCandidates(tx, request));
   const claimed: ClaimedJob[] = [];

@@ -214,6 +214,28 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
     expect(rest).toHaveLength(TYPES.length - 8);
   });
 
+  it('a worker of 1,500 types, few with due work: the global best of those, never a delayed job, every group quota too', async () => {
+    // Past one statement's type check (1,000) and with far more types than rows: the claim asks
+    // which types have ready rows first (SQLite, and MySQL's floors), then reads only those.
+    const many = [...Array.from({ length: 1_440 }, (_, i) => `x${i}`), ...TYPES];
+    const later = new Date(Date.now() + 3_600_000);
+    const nodes = [
+      { ref: 'a', type: 't3', priority: 1, group: 'g1' },
+      { ref: 'b', type: 't41', priority: 7, group: 'g2' },
+      { ref: 'c', type: 't59', priority: 7, group: 'g1' },
+      { ref: 'd', type: 't59', priority: 2, group: 'g2' },
+      { ref: 'late', type: 't20', priority: 100, runAfter: later, group: 'g1' },
+      { ref: 'e', type: 't3', priority: 0, group: 'g1' },
+    ];
+    const ids = await app.queue.enqueueGraph(nodes);
+    const claim = (owner: string, quotas: Array<{ limit: number; group?: string }>) =>
+      claims.claim({ owner, types: many, quotas, leaseTtlMs: 30_000, start: true });
+    expect((await claim('w1', [{ limit: 3 }])).map((j) => j.id)).toEqual([ids.b, ids.c, ids.d]);
+    expect((await claim('w2', [{ limit: 5, group: 'g1' }])).map((j) => j.id)).toEqual([ids.a, ids.e]);
+    expect(await claim('w3', [{ limit: 5 }])).toEqual([]);
+    expect(await app.count(`id = ${ids.late} AND state = 'ready'`)).toBe(1);
+  });
+
   it('the planner walks the groups of its types by (group, type) pairs, not by rows', async () => {
     // The backlog sits in group 'default'; the worker's own jobs in 'a', 'default' and 'z', one delayed.
     await app.queue.enqueueGraph([
