@@ -28,9 +28,10 @@ import { queryScenario } from './scenarios/query';
 import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 import { waitersScenario } from './scenarios/waiters';
+import { manyTypes } from './scenarios/many-types';
 
 const SCENARIOS: Scenario[] = [
-  pgThroughput, pgCeiling, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, fairShareScale, queryScenario, peersNode22, processesNode22,
+  pgThroughput, pgCeiling, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, manyTypes, fairShareScale, queryScenario, peersNode22, processesNode22,
 ];
 
 async function main(): Promise<number> {
