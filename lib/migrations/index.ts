@@ -59,6 +59,9 @@ import { JobQueueCompleteThenClaimPostgres1768100000001 } from './postgres/17681
 import { JobQueueReadyGroupsPausedPostgres1768300000001 } from './postgres/1768300000001-job-queue-ready-groups-paused';
 import { JobQueueDepsWithoutForeignKeysPostgres1768400000001 } from './postgres/1768400000001-job-queue-deps-without-foreign-keys';
 import { JobQueueDepsWithoutForeignKeysMysql1768400000001 } from './mysql/1768400000001-job-queue-deps-without-foreign-keys';
+import { JobQueueReadyDueFilterPostgres1768500000001 } from './postgres/1768500000001-job-queue-ready-due-filter';
+import { JobQueueReadyDueFilterMysql1768500000001 } from './mysql/1768500000001-job-queue-ready-due-filter';
+import { JobQueueReadyDueFilterSqlite1768500000001 } from './sqlite/1768500000001-job-queue-ready-due-filter';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -92,6 +95,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueCompleteThenClaimPostgres1768100000001,
     JobQueueReadyGroupsPausedPostgres1768300000001,
     JobQueueDepsWithoutForeignKeysPostgres1768400000001,
+    JobQueueReadyDueFilterPostgres1768500000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -112,6 +116,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRotationWalkFloorsMysql1768200000001,
     JobQueueWalkPausedTableMysql1768300000001,
     JobQueueDepsWithoutForeignKeysMysql1768400000001,
+    JobQueueReadyDueFilterMysql1768500000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -127,6 +132,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueRateLimitsSqlite1767300000001,
     JobQueueKeysSqlite1767300000002,
     JobQueueReadyByTypeSqlite1767700000001,
+    JobQueueReadyDueFilterSqlite1768500000001,
   ],
 };
 

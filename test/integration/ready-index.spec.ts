@@ -1,5 +1,6 @@
 import { ClaimService, type ClaimRequest } from '../../lib';
 import { claimCandidatesStatement } from '../../lib/claim/claim-candidates.sql';
+import { readyFloorsStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
 import { PICK_FIRST_UP_TO, sqliteClaimStatement, sqliteLeaseByIds, sqlitePickStatement } from '../../lib/claim/sqlite.claim';
 import { sql as sqlOf, type Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
@@ -127,14 +128,15 @@ describeDialects('the claim reads the ready index only', (db) => {
       expect(several).not.toMatch(/Seq Scan on jobs|Bitmap/);
       expect(sortKeys(several).every((k) => /^p\.priority DESC, p\.id$/.test(k))).toBe(true);
       for (const p of [plan, fresh]) {
-        expect(p).toMatch(/Index Scan using jobs_ready_idx on jobs \w+ .*\n\s+Index Cond: \(\(type\)::text = t(_\d+)?\.type\)/);
+        // The run_after test on the index entry (migration 30): a job due later is never fetched.
+        expect(p).toMatch(/Index Scan using jobs_ready_idx on jobs \w+ .*\n\s+Index Cond: \(\(\(type\)::text = t(_\d+)?\.type\) AND \(run_after <= now\(\)\)\)/);
         expect(p).not.toMatch(/Seq Scan on jobs|Bitmap|JIT/);
         expect(sortKeys(p).every(isProbeSort)).toBe(true);
       }
       const groupPlan = await explainClaimFunction(app, { groups: ['g'], limits: [10], any: 0 });
       // The group's rows of each type from the (group, type) ready index, in its order.
       expect(groupPlan).toMatch(
-        /Index Scan using jobs_ready_group_idx on jobs \w+ .*\n\s+Index Cond: \(\(\(group_key\)::text = q\.group_key\) AND \(\(type\)::text = t(_\d+)?\.type\)\)/,
+        /Index Scan using jobs_ready_group_idx on jobs \w+ .*\n\s+Index Cond: \(\(\(group_key\)::text = q\.group_key\) AND \(\(type\)::text = t(_\d+)?\.type\) AND \(run_after <= now\(\)\)\)/,
       );
       expect(groupPlan).not.toMatch(/Seq Scan on jobs|Bitmap|JIT/);
       expect(sortKeys(groupPlan).every(isProbeSort)).toBe(true);
@@ -155,10 +157,10 @@ describeDialects('the claim reads the ready index only', (db) => {
       expect(request.quotas[0].limit).toBeLessThanOrEqual(PICK_FIRST_UP_TO);
       for (const statement of [sqliteClaimStatement, sqlitePickStatement]) {
         const plan = await explain(app, statement(app.db.dialect, request, request.quotas[0]));
-        expect(plan).toMatch(/USING INDEX jobs_ready_idx/);
+        expect(plan).toMatch(/USING (COVERING )?INDEX jobs_ready_idx/);
         expect(plan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
         const gplan = await explain(app, statement(app.db.dialect, grouped, grouped.quotas[0]));
-        expect(gplan).toMatch(/USING INDEX jobs_ready_group_idx \(group_key=\? AND type=\?\)/);
+        expect(gplan).toMatch(/USING (COVERING )?INDEX jobs_ready_group_idx \(group_key=\? AND type=\?\)/);
         expect(gplan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
       }
       const lease = await explain(app, sqliteLeaseByIds(app.db.dialect, request, [3, 1, 2]));
@@ -344,9 +346,38 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
       }
     } else {
       const plan = await explain(app, sqliteClaimStatement(d, { ...request2, types: ['t0', 't1'] }, { limit: 10 }));
-      expect(plan).toMatch(/USING INDEX jobs_ready_idx \(type=\?\)/);
+      expect(plan).toMatch(/USING (COVERING )?INDEX jobs_ready_idx \(type=\?\)/);
       expect(plan).not.toMatch(/SCAN jobs/);
     }
+  });
+
+  it('steps over jobs of its type due later on the index entry, without reading their rows', async () => {
+    // Scheduled jobs (and retries backing off) of the worker's own type, ahead of the due ones in
+    // claim order: the ready index ends with run_after, so they are passed over in the index.
+    const later = new Date(Date.now() + 86_400_000);
+    for (let s = 0; s < 2_000; s += 500) {
+      await app.queue.enqueueGraph(Array.from({ length: 500 }, (_, i) => ({ ref: `l${i}`, type: 't0', runAfter: later })));
+    }
+    const due = await app.queue.enqueueGraph(Array.from({ length: 10 }, (_, i) => ({ ref: `d${i}`, type: 't0' })));
+    const d = app.db.dialect;
+    if (d.name === 'postgres') {
+      const { plan } = await explainFunctionBody(app, 'job_queue_claim', 'text, text[], text[], int[], int, float8, boolean', `'w', '{t0}', '{}', '{}', 10, 30000, true`, true);
+      expect(plan).toMatch(/Index Scan using jobs_ready_idx on jobs[\s\S]*Index Cond: \(.*run_after <= now\(\)/);
+      expect(plan).not.toMatch(/Rows Removed by Filter/);
+    } else if (d.name === 'mysql') {
+      // The floor read (the first due row, without locks; the locking read starts there) is
+      // answered by the index alone: the 2,000 later entries are never looked up in the table.
+      const [plan] = await explainRows(app, readyFloorsStatement(d, ['t0'], {}));
+      expect(plan.key).toBe('jobs_ready_idx');
+      expect(String(plan.Extra)).toMatch(/Using index(?! condition)/);
+      const floors = toReadyFloors((await app.db.run(readyFloorsStatement(d, ['t0'], {}))).rows);
+      expect(floors.get('t0')?.id).toBe(Math.min(...Object.values(due)));
+    } else {
+      // The pick of a claim (ids in claim order) is answered by the index alone, run_after included.
+      expect(await explain(app, sqlitePickStatement(d, request2, { limit: 10 }))).toMatch(/USING COVERING INDEX jobs_ready_idx \(type=\?\)/);
+    }
+    const got = await claims.claim({ owner: 'w', types: ['t0'], quotas: [{ limit: 20 }], leaseTtlMs: 30_000, start: true });
+    expect(got.map((j) => j.id)).toEqual(Object.values(due));
   });
 });
 
