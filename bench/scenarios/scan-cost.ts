@@ -1,11 +1,12 @@
 /**
  * scan-cost — does the per-tick cost stay flat as the table grows? For each dialect, on a fresh
  * database holding (a) 1k done rows, (b) 1M done rows, (c) 100k waiting rows of a large DAG
- * (d) 1M ready rows of a type no worker handles (a mixed backlog),
+ * (d) 1M ready rows of a type no worker handles (a mixed backlog), (e) 100k ready rows of the
+ * worker's own type due tomorrow (scheduled jobs, retries backing off),
  * (filler written with bulk SQL, then ANALYZE), enqueue 1,000 ready no-op jobs and measure
  * 1. claim: ClaimService.claim of 10 at a time until all 1,000 are leased (latency per claim);
  * 2. drain: 1,000 fresh ready jobs, one worker at concurrency 10, first start → all finalized.
- * Reports (b)/(a), (c)/(a) and (d)/(a). SCAN_COST_DIALECTS and SCAN_COST_CASES (e.g. a,d) narrow a run. Filler is written once per case; runs repeat the measurements.
+ * Reports each case over (a). SCAN_COST_DIALECTS and SCAN_COST_CASES (e.g. a,d) narrow a run. Filler is written once per case; runs repeat the measurements.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dialect } from 'nestjs-sql-job-queue';
@@ -13,7 +14,7 @@ import { checkRun, FailureLog } from '../lib/correctness';
 import { withDatabase, type Probe } from '../lib/databases';
 import { ExecutionLog } from '../lib/execution-log';
 import { cell, num, ratio } from '../lib/format';
-import { analyze, fillDone, fillReady, fillWaiting } from '../lib/ours/filler';
+import { analyze, fillDelayed, fillDone, fillReady, fillWaiting } from '../lib/ours/filler';
 import { bootEnqueuer, bootOurs, enqueueNoops, ourOptions, type OurApp } from '../lib/ours/our-app';
 import { idRange, OurRows, ph } from '../lib/ours/our-rows';
 import type { ScenarioReport, Table } from '../lib/report';
@@ -22,7 +23,7 @@ import { percentile, RunSeries } from '../lib/stats';
 import { drainTimeout, waitUntilDrained } from '../lib/wait';
 
 interface Case {
-  key: 'a' | 'b' | 'c' | 'd';
+  key: 'a' | 'b' | 'c' | 'd' | 'e';
   label: (n: number) => string;
   rows: (quick: boolean) => number;
   fill: (probe: Probe, dialect: Dialect, count: number) => Promise<void>;
@@ -33,6 +34,7 @@ const ALL_CASES: Case[] = [
   { key: 'b', label: (n) => `(b) ${num(n)} done`, rows: (q) => (q ? 20_000 : 1_000_000), fill: fillDone },
   { key: 'c', label: (n) => `(c) ${num(n)} waiting (DAG)`, rows: (q) => (q ? 5_000 : 100_000), fill: fillWaiting },
   { key: 'd', label: (n) => `(d) ${num(n)} ready, other type`, rows: (q) => (q ? 20_000 : 1_000_000), fill: fillReady },
+  { key: 'e', label: (n) => `(e) ${num(n)} ready, own type, due tomorrow`, rows: (q) => (q ? 5_000 : 100_000), fill: fillDelayed },
 ];
 const DIALECTS = envList('SCAN_COST_DIALECTS', ['postgres', 'mysql', 'sqlite']) as Dialect[];
 const CASES = envList('SCAN_COST_CASES', ['a', 'b', 'c', 'd']).map((k) => {

@@ -33,6 +33,25 @@ export async function fillReady(probe: Probe, dialect: Dialect, count: number): 
   await bulkInsert(probe, dialect, cols, vals, count);
 }
 
+/** A day after now, in each dialect's stored form. */
+const TOMORROW: Record<Dialect, string> = {
+  postgres: `now() + interval '1 day'`,
+  mysql: 'UTC_TIMESTAMP(3) + INTERVAL 1 DAY',
+  sqlite: `strftime('%Y-%m-%d %H:%M:%f', 'now', '+1 day')`,
+};
+
+/**
+ * Ready rows of the bench workers' own type ('noop') due tomorrow, older than anything the bench
+ * enqueues and of the same priority: reminders scheduled a day ahead, or retries backing off,
+ * that every claim of the type must step over until they are due.
+ */
+export async function fillDelayed(probe: Probe, dialect: Dialect, count: number): Promise<void> {
+  const now = NOW[dialect];
+  const cols = `type, args, state, group_key, weight, priority, run_after, attempts, max_attempts, created_at, updated_at`;
+  const vals = `'noop', '{}', 'ready', 'default', 1, 0, ${TOMORROW[dialect]}, 0, 3, ${now}, ${now}`;
+  await bulkInsert(probe, dialect, cols, vals, count);
+}
+
 /**
  * Waiting rows of a large DAG: job i depends on i−1 and i−10 (where those are filler too), so
  * the rows form interleaved chains whose heads never become ready. Nothing ever promotes them.
@@ -66,12 +85,13 @@ async function bulkInsert(probe: Probe, dialect: Dialect, cols: string, vals: st
       count,
     ]);
   } else {
-    // MariaDB/MySQL: one row, then double it (capped) until there are `count`.
+    // MariaDB/MySQL: one row, then double it (capped) until there are `count`. The rows written
+    // so far are only a row source (the values are constants): at least `have` rows exist.
     await probe.query(`INSERT INTO jobs (${cols}) VALUES (${vals})`);
     let have = 1;
     while (have < count) {
       const take = Math.min(have, count - have);
-      await probe.query(`INSERT INTO jobs (${cols}) SELECT ${vals} FROM jobs WHERE type = 'filler' LIMIT ${take}`);
+      await probe.query(`INSERT INTO jobs (${cols}) SELECT ${vals} FROM (SELECT id FROM jobs LIMIT ${take}) s`);
       have += take;
     }
   }
