@@ -3,7 +3,7 @@ import type { Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { skippedGroups, type ClaimQuota, type ClaimRequest } from './claim-request';
 import { claimedColumns, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { CHECK_TYPES_FROM, readyByTypeStatement, readyFloorsStatement, toReadyFloors, typeSlices, TYPES_PER_CHECK, type ReadyFloor } from './ready-by-type.sql';
+import { readyByTypeStatement, readyFloorsStatement, toReadyFloors, typeSlices, TYPES_PER_CHECK, TYPES_PER_PROBE, type ReadyFloor } from './ready-by-type.sql';
 import { chunked } from '../database/sql';
 
 /**
@@ -37,9 +37,9 @@ export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimReque
     if (quota.limit <= 0) continue;
     // MySQL: where each type's ready rows begin, read without locks, so the locking read does
     // not walk the entries of rows claimed before (see readyFloorsStatement), and reads only the
-    // types that have some. With many types also where the transaction wrote ready rows: one
-    // probe per type costs less than a locking UNION arm per type.
-    const withFloors = tx.dialect.name === 'mysql' && (readFloors || request.types.length >= CHECK_TYPES_FROM);
+    // types that have some. Where the transaction wrote ready rows, only past one locking
+    // statement's types: below, a chain link keeps its one locking read (readFloors).
+    const withFloors = tx.dialect.name === 'mysql' && (readFloors || request.types.length > TYPES_PER_PROBE);
     const floors = withFloors ? await readyFloors(tx, request.types, { group: quota.group, excludeGroups: skippedGroups(request) }) : undefined;
     const types = floors ? request.types.filter((t) => floors.has(t)) : request.types;
     // More types than one statement probes: the best of every slice's best, cut to the quota
