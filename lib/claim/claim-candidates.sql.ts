@@ -1,10 +1,9 @@
 import type { SqlDialect } from '../database/dialects';
-import type { Sql } from '../database/sql';
+import { chunked, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { skippedGroups, type ClaimQuota, type ClaimRequest } from './claim-request';
 import { claimedColumns, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { readyByTypeStatement, readyFloorsStatement, toReadyFloors, typeSlices, TYPES_PER_CHECK, TYPES_PER_PROBE, type ReadyFloor } from './ready-by-type.sql';
-import { chunked } from '../database/sql';
 
 /**
  * The ready rows a claim would take, locked: exclusive `FOR UPDATE SKIP LOCKED` on PostgreSQL
