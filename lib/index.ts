@@ -39,6 +39,7 @@ export type { StatsOptions } from './stats/stats-options';
 export type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 export type { JobGraph } from './query/job-query.service';
 export type { PauseTarget } from './pause/pause-target';
+export type { FindPausedResult, PausedFilter, PausedView } from './pause/paused-filter';
 export type {
   Dialect,
   JobQueueLimits,

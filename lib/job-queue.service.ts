@@ -29,6 +29,7 @@ import { JobWaiters, type WaitForOptions } from './waiters/job-waiters.service';
 import { JobAdminService } from './query/job-admin.service';
 import { PauseService } from './pause/pause.service';
 import type { PauseTarget } from './pause/pause-target';
+import type { FindPausedResult, PausedFilter } from './pause/paused-filter';
 import { JobQueryService, type JobGraph } from './query/job-query.service';
 import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 import { RecurringService } from './recurring/recurring.service';
@@ -255,9 +256,18 @@ export class JobQueueService {
     return this.pauses.resume(target);
   }
 
-  /** What is paused now, cluster-wide. */
+  /** What is paused now, cluster-wide: every entry (for thousands of paused groups, page with `findPaused`). */
   listPaused(): Promise<Array<{ type?: string; group?: string }>> {
     return this.pauses.listPaused();
+  }
+
+  /**
+   * A page of what is paused, groups first, then types, each by name, with when it was paused;
+   * `{ kind: 'group' }` for groups only. `limit` 1–500 (default 50), `nextCursor` for the next
+   * page, as `find` pages jobs. Bad input: InvalidQueryError, nothing read.
+   */
+  findPaused(filter?: PausedFilter, options?: FindOptions): Promise<FindPausedResult> {
+    return this.pauses.findPaused(filter, options);
   }
 
   private async read(id: number, executor: SqlExecutor): Promise<JobView | null> {

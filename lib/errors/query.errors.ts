@@ -1,7 +1,7 @@
 import { JobQueueError } from './job-queue.error';
 import { describeValue } from './options.errors';
 
-/** A `find` or `findSchedules` filter or option, a `stats` option, or the filter of `retryMany`/`cancelMany` is invalid. Nothing was read or changed. */
+/** A `find`, `findSchedules` or `findPaused` filter or option, a `stats` option, or the filter of `retryMany`/`cancelMany` is invalid. Nothing was read or changed. */
 export class InvalidQueryError extends JobQueueError {
   readonly code: string = 'INVALID_QUERY';
 
@@ -14,7 +14,7 @@ export class InvalidQueryError extends JobQueueError {
   }
 }
 
-/** A cursor was not issued by `find` or `findSchedules`, was altered, or belongs to a different filter. */
+/** A cursor was not issued by `find`, `findSchedules` or `findPaused`, was altered, or belongs to a different filter. */
 export class InvalidCursorError extends InvalidQueryError {
   override readonly code: string = 'INVALID_CURSOR';
 
@@ -22,7 +22,7 @@ export class InvalidCursorError extends InvalidQueryError {
     received: unknown,
     readonly reason: string,
   ) {
-    super('cursor', `the nextCursor of a previous page (find, findSchedules) with the same filter (${reason})`, received);
+    super('cursor', `the nextCursor of a previous page (find, findSchedules, findPaused) with the same filter (${reason})`, received);
   }
 }
 

@@ -62,6 +62,9 @@ import { JobQueueDepsWithoutForeignKeysMysql1768400000001 } from './mysql/176840
 import { JobQueueReadyDueFilterPostgres1768500000001 } from './postgres/1768500000001-job-queue-ready-due-filter';
 import { JobQueueReadyDueFilterMysql1768500000001 } from './mysql/1768500000001-job-queue-ready-due-filter';
 import { JobQueueReadyDueFilterSqlite1768500000001 } from './sqlite/1768500000001-job-queue-ready-due-filter';
+import { JobQueueVersionsPostgres1768600000001 } from './postgres/1768600000001-job-queue-versions';
+import { JobQueueVersionsMysql1768600000001 } from './mysql/1768600000001-job-queue-versions';
+import { JobQueueVersionsSqlite1768600000001 } from './sqlite/1768600000001-job-queue-versions';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -96,6 +99,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyGroupsPausedPostgres1768300000001,
     JobQueueDepsWithoutForeignKeysPostgres1768400000001,
     JobQueueReadyDueFilterPostgres1768500000001,
+    JobQueueVersionsPostgres1768600000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -117,6 +121,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueWalkPausedTableMysql1768300000001,
     JobQueueDepsWithoutForeignKeysMysql1768400000001,
     JobQueueReadyDueFilterMysql1768500000001,
+    JobQueueVersionsMysql1768600000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -133,6 +138,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueKeysSqlite1767300000002,
     JobQueueReadyByTypeSqlite1767700000001,
     JobQueueReadyDueFilterSqlite1768500000001,
+    JobQueueVersionsSqlite1768600000001,
   ],
 };
 

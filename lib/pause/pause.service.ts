@@ -3,8 +3,12 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { notifyInTransaction } from '../notify/notify.sql';
+import { decodeKeyCursor, encodeKeyCursor } from '../query/find-cursor';
+import { normalizePageOptions, type FindOptions } from '../query/job-filter';
+import { InvalidCursorError } from '../errors/query.errors';
 import { normalizePauseTarget, toPauseTarget } from './pause-target';
-import { deletePause, insertPause, readPauses } from './pause.sql';
+import { bumpPausedVersion, deletePause, insertPause, pausedPage, readPauses } from './pause.sql';
+import { fromPausedKey, normalizePausedFilter, pausedFilterText, pausedKey, type FindPausedResult } from './paused-filter';
 import { PausedWork } from './paused-work';
 
 /**
@@ -24,6 +28,7 @@ export class PauseService {
     const entry = normalizePauseTarget(target);
     await this.db.transaction(async (tx) => {
       await insertPause(tx, entry);
+      await bumpPausedVersion(tx);
       if (this.options.listenNotify) await notifyInTransaction(tx, 'p');
     });
     await this.paused.refresh(); // this process at once, whatever the dialect
@@ -33,6 +38,7 @@ export class PauseService {
     const entry = normalizePauseTarget(target);
     await this.db.transaction(async (tx) => {
       await deletePause(tx, entry);
+      await bumpPausedVersion(tx);
       if (this.options.listenNotify) await notifyInTransaction(tx, 'p');
     });
     await this.paused.refresh();
@@ -40,5 +46,21 @@ export class PauseService {
 
   async listPaused(): Promise<Array<{ type?: string; group?: string }>> {
     return (await readPauses(this.db)).map(toPauseTarget);
+  }
+
+  /** A page of pauses, groups then types by name (see `JobQueueService.findPaused`). */
+  async findPaused(filter?: unknown, options?: FindOptions): Promise<FindPausedResult> {
+    const f = normalizePausedFilter(filter);
+    const { limit, cursor } = normalizePageOptions(options);
+    const text = pausedFilterText(f);
+    let after = null;
+    if (cursor !== null) {
+      after = fromPausedKey(decodeKeyCursor(cursor, text));
+      if (!after) throw new InvalidCursorError(cursor, 'not a cursor');
+    }
+    const rows = await pausedPage(this.db, f.kind, after, limit);
+    const page = rows.slice(0, limit);
+    const paused = page.map((e) => ({ ...toPauseTarget(e), pausedAt: e.pausedAt }));
+    return { paused, nextCursor: rows.length > limit ? encodeKeyCursor(pausedKey(page[page.length - 1]), text) : null };
   }
 }

@@ -1,4 +1,4 @@
-import { sql } from '../database/sql';
+import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { PausedEntry } from './pause-target';
 
@@ -18,7 +18,60 @@ export async function deletePause(db: SqlExecutor, entry: PausedEntry): Promise<
   await db.run(sql`DELETE FROM job_queue_paused WHERE kind = ${entry.kind} AND name = ${entry.name}`);
 }
 
+/** Counts a change of the paused entries (pause, resume), in the transaction that makes it (migration `job_queue_versions`). */
+export async function bumpPausedVersion(tx: SqlExecutor): Promise<void> {
+  await tx.run(sql`UPDATE job_queue_versions SET version = version + 1 WHERE name = 'paused'`);
+}
+
+/**
+ * The version of the paused entries, and the entries unless the version is still `held` (null:
+ * read them): one statement, so the two come from one snapshot and a pause that commits while it
+ * runs is in neither or in both. One round trip, as the plain read was.
+ */
+export async function readPausesIfChanged(db: SqlExecutor, held: number | null): Promise<{ version: number | null; entries: PausedEntry[] | null }> {
+  const { rows } = await db.run(sql`SELECT 'v' AS part, NULL AS kind, NULL AS name, version FROM job_queue_versions WHERE name = 'paused'
+    UNION ALL
+    SELECT 'e', kind, name, NULL FROM job_queue_paused
+    WHERE NOT EXISTS (SELECT 1 FROM job_queue_versions WHERE name = 'paused' AND version = ${held})`);
+  const stamp = rows.find((r) => r.part === 'v');
+  const version = stamp ? Number(stamp.version) : null;
+  if (version !== null && version === held) return { version, entries: null };
+  const entries: PausedEntry[] = [];
+  for (const r of rows) if (r.part === 'e') entries.push({ kind: r.kind as PausedEntry['kind'], name: String(r.name) });
+  return { version, entries };
+}
+
 export async function readPauses(db: SqlExecutor): Promise<PausedEntry[]> {
   const { rows } = await db.run(sql`SELECT kind, name FROM job_queue_paused ORDER BY kind, name`);
   return rows.map((r) => ({ kind: r.kind as PausedEntry['kind'], name: String(r.name) }));
+}
+
+/**
+ * Past `after` in (kind, name) order, in the form each planner reads as a range of the primary key:
+ * PostgreSQL and SQLite a row comparison (they filter an OR row by row, a whole scan per page at
+ * 40,000 pauses), MariaDB the OR (it reads a row comparison from the index's start).
+ */
+function afterEntry(db: SqlExecutor, kind: PausedEntry['kind'] | undefined, after: PausedEntry): Sql {
+  if (kind === after.kind) return sql`name > ${after.name}`;
+  if (db.dialect.name === 'mysql') return sql`(kind > ${after.kind} OR (kind = ${after.kind} AND name > ${after.name}))`;
+  return sql`(kind, name) > (${after.kind}, ${after.name})`;
+}
+
+/**
+ * A page of pauses in (kind, name) order after `after` (exclusive), `limit + 1` rows so the
+ * caller knows whether there is more. The primary key (kind, name) serves the order and the
+ * keyset, so a page costs the same at 40,000 paused groups as at ten.
+ */
+export async function pausedPage(
+  db: SqlExecutor,
+  kind: PausedEntry['kind'] | undefined,
+  after: PausedEntry | null,
+  limit: number,
+): Promise<Array<PausedEntry & { pausedAt: Date }>> {
+  const conditions = [...(kind === undefined ? [] : [sql`kind = ${kind}`]), ...(after === null ? [] : [afterEntry(db, kind, after)])];
+  const where = conditions.length ? sql`WHERE ${sql.join(conditions, ' AND ')}` : sql``;
+  const { rows } = await db.run(
+    sql`SELECT kind, name, ${db.dialect.selectTime('paused_at')} AS paused_at FROM job_queue_paused ${where} ORDER BY kind, name LIMIT ${limit + 1}`,
+  );
+  return rows.map((r) => ({ kind: r.kind as PausedEntry['kind'], name: String(r.name), pausedAt: db.dialect.parseTime(r.paused_at)! }));
 }

@@ -1,0 +1,77 @@
+import { jest } from '@jest/globals';
+import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import type { SqlResult } from '../../lib/database/sql-executor';
+import type { Sql } from '../../lib/database/sql';
+import { PausedWork } from '../../lib/pause/paused-work';
+import { describeDialects } from '../support/describe-dialects';
+import { startQueueApp, type QueueApp } from '../support/queue-app';
+
+describeDialects('paused entries: read again only when they changed', (db) => {
+  // Both apps are of this process, so each test's refreshes are b's alone: a is not a worker.
+  let a: QueueApp;
+  let b: QueueApp;
+
+  beforeAll(async () => {
+    a = await startQueueApp(db, { worker: false, externalTypes: ['mail'] });
+    b = await startQueueApp(db, { worker: false, externalTypes: ['mail'] });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  /** b's refreshes while `work` runs that got the entries back (the others, the unchanged version alone). */
+  async function entryReads(work: () => Promise<unknown>): Promise<number> {
+    const run = jest.spyOn(b.module.get(JobQueueDatabase), 'run');
+    try {
+      await work();
+      const refreshes = run.mock.calls.flatMap(([statement], i) => (/FROM job_queue_versions/.test((statement as Sql).render(db.dialect).text) ? [run.mock.results[i].value as Promise<SqlResult>] : []));
+      return (await Promise.all(refreshes)).filter(({ rows }) => rows.some((r) => r.part === 'e')).length;
+    } finally {
+      run.mockRestore();
+    }
+  }
+
+  it("another process's pause and resume are read at b's next refresh, and nothing is read while nothing changed", async () => {
+    const paused = b.module.get(PausedWork);
+    await a.rows(`DELETE FROM job_queue_paused`);
+    await a.queue.resume({ group: 'nobody' }); // a change: b reads once more, then holds
+    await paused.refresh();
+
+    expect(await entryReads(async () => {
+      for (let i = 0; i < 20; i++) await paused.refresh();
+    })).toBe(0);
+
+    await a.queue.pause({ group: 'acme' });
+    expect(await entryReads(() => paused.refresh())).toBe(1);
+    expect([...paused.groups]).toEqual(['acme']);
+    expect(await entryReads(() => paused.refresh())).toBe(0);
+
+    await a.queue.pause({ type: 'mail' });
+    await a.queue.resume({ group: 'acme' });
+    expect(await entryReads(() => paused.refresh())).toBe(1);
+    expect([[...paused.types], [...paused.groups]]).toEqual([['mail'], []]);
+    await a.queue.resume({ type: 'mail' });
+    await paused.refresh();
+    expect(paused.any).toBe(false);
+  });
+
+  it('a write that bypasses pause()/resume() is read within fullReadEveryMs', async () => {
+    const paused = b.module.get(PausedWork);
+    const every = paused.fullReadEveryMs;
+    paused.fullReadEveryMs = 400;
+    try {
+      await paused.refresh();
+      const now = db.dialect === 'postgres' ? 'now()' : db.dialect === 'mysql' ? 'UTC_TIMESTAMP(3)' : `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
+      await a.rows(`INSERT INTO job_queue_paused (kind, name, paused_at) VALUES ('group', 'by-hand', ${now})`);
+      expect(await entryReads(() => paused.refresh())).toBe(0);
+      expect(paused.groups.has('by-hand')).toBe(false);
+      await new Promise((r) => setTimeout(r, 450));
+      expect(await entryReads(() => paused.refresh())).toBe(1);
+      expect(paused.groups.has('by-hand')).toBe(true);
+    } finally {
+      paused.fullReadEveryMs = every;
+      await a.queue.resume({ group: 'by-hand' });
+    }
+  });
+});
