@@ -188,7 +188,17 @@ describeDialects('sample app over HTTP', (db) => {
     expect((await http.get(`/jobs/${held.body.jobs['fetch:crm']}`)).body.state).toBe('ready');
     expect(await http.post('/pause', {})).toMatchObject({ status: 400, body: { error: 'INVALID_PAUSE_TARGET' } });
     expect((await http.post('/resume', { type: 'x', group: 'y' })).status).toBe(400);
-    expect(await http.post('/resume', { group: 'soylent' })).toMatchObject({ status: 200, body: { paused: [] } });
+    await http.post('/pause', { group: 'initrode' });
+    const first = await http.get('/paused?kind=group&limit=1');
+    expect(first).toMatchObject({ status: 200, body: { paused: [{ group: 'initrode' }], nextCursor: expect.any(String) } });
+    expect(new Date(first.body.paused[0].pausedAt).getTime()).toBeGreaterThan(Date.now() - 60_000);
+    expect(await http.get(`/paused?kind=group&limit=1&cursor=${first.body.nextCursor}`)).toMatchObject({ status: 200, body: { paused: [{ group: 'soylent' }], nextCursor: null } });
+    for (const bad of ['kind=tenant', 'limit=0', 'limit=many', 'cursor=forged', 'colour=red']) {
+      const r = await http.get(`/paused?${bad}`);
+      expect({ bad, status: r.status }).toEqual({ bad, status: 400 });
+    }
+    expect(await http.post('/resume', { group: 'initrode' })).toMatchObject({ status: 200, body: { paused: [{ group: 'soylent' }] } });
+    expect(await http.post('/resume', { group: 'soylent' })).toMatchObject({ status: 200, body: { paused: [], nextCursor: null } });
     expect(await http.until(held.body.reportId, isFinished)).toMatchObject({ state: 'done' });
   });
 
