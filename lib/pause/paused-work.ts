@@ -18,6 +18,12 @@ import { readPausesIfChanged } from './pause.sql';
 export class PausedWork extends EventEmitter {
   types: ReadonlySet<string> = new Set();
   groups: ReadonlySet<string> = new Set();
+  /**
+   * `groups` as a list, the same array until the groups change: what claims name as the groups to
+   * step over (ClaimRequest.excludeGroups). A copy per claim of 40,000 paused groups took a busy
+   * worker to a third of its throughput.
+   */
+  groupList: readonly string[] = [];
   /** At most this long between two reads of the entries, whatever their version says. */
   fullReadEveryMs = 30_000;
   private reading: Promise<void> | undefined;
@@ -67,9 +73,11 @@ export class PausedWork extends EventEmitter {
     this.readAt = readAt;
     const types = new Set(entries.filter((e) => e.kind === 'type').map((e) => e.name));
     const groups = new Set(entries.filter((e) => e.kind === 'group').map((e) => e.name));
-    const changed = !sameSet(types, this.types) || !sameSet(groups, this.groups);
+    const groupsChanged = !sameSet(groups, this.groups);
+    const changed = groupsChanged || !sameSet(types, this.types);
     this.types = types;
     this.groups = groups;
+    if (groupsChanged) this.groupList = [...groups];
     if (changed) this.emit('changed');
   }
 }

@@ -305,7 +305,7 @@ export class SchedulerService {
       start: true,
       limits: capped && hasLimits(this.options) ? this.options.limits : undefined,
       room: Object.keys(room).length ? { types: room } : undefined,
-      excludeGroups: this.paused.groups.size ? [...this.paused.groups] : undefined,
+      excludeGroups: this.paused.groups.size ? this.paused.groupList : undefined,
       rateLimits: rateLimited ? this.options.rateLimits : undefined,
       onRateLimited: rateLimited ? this.wakeIn : undefined,
       withTrace: this.instrumentation !== undefined,

@@ -56,6 +56,25 @@ describeDialects('paused entries: read again only when they changed', (db) => {
     expect(paused.any).toBe(false);
   });
 
+  it('keeps one list of the paused groups until they change: claims name it without copying it', async () => {
+    const paused = b.module.get(PausedWork);
+    await a.queue.pause({ group: 'g1' });
+    await paused.refresh();
+    const list = paused.groupList;
+    expect(list).toEqual(['g1']);
+    await a.queue.pause({ type: 'mail' }); // a change, not of the groups
+    await paused.refresh();
+    await paused.refresh();
+    expect(paused.groupList).toBe(list);
+    await a.queue.pause({ group: 'g2' });
+    await paused.refresh();
+    expect(paused.groupList).not.toBe(list);
+    expect([...paused.groupList].sort()).toEqual(['g1', 'g2']);
+    for (const target of [{ group: 'g1' }, { group: 'g2' }, { type: 'mail' }]) await a.queue.resume(target);
+    await paused.refresh();
+    expect(paused.groupList).toEqual([]);
+  });
+
   it('a write that bypasses pause()/resume() is read within fullReadEveryMs', async () => {
     const paused = b.module.get(PausedWork);
     const every = paused.fullReadEveryMs;
