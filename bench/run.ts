@@ -29,9 +29,10 @@ import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 import { waitersScenario } from './scenarios/waiters';
 import { manyTypes } from './scenarios/many-types';
+import { pausedScale } from './scenarios/paused-scale';
 
 const SCENARIOS: Scenario[] = [
-  pgThroughput, pgCeiling, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, manyTypes, fairShareScale, queryScenario, peersNode22, processesNode22,
+  pgThroughput, pgCeiling, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, manyTypes, pausedScale, fairShareScale, queryScenario, peersNode22, processesNode22,
 ];
 
 async function main(): Promise<number> {
