@@ -1,5 +1,7 @@
+import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { JobContext, JobHandler, type GraphNode } from '../../lib';
+import { CALL_WEIGHTS_MAX } from '../../lib/claim/postgres.claim';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
@@ -44,6 +46,40 @@ describeDialects('weighted fair share', (db) => {
     process.stdout.write(`[${db.dialect}] fair share 3:1 → a=${a} b=${b} ratio=${(a / b).toFixed(2)}\n`);
     expect(a / b).toBeGreaterThan(3 * 0.85);
     expect(a / b).toBeLessThan(3 * 1.15);
+  });
+
+  it.each([
+    ['a few', 0],
+    ['3,000 tenants of', 3_000],
+  ])('weights from the options (%s groupWeights) hold in the rotation: a group weighted 3 among five of weight 1 gets 3 slots in 8', async (_label, tenants) => {
+    app = await startQueueApp(db, { worker: false }, [FairHandlers]);
+    await resetTables(app);
+    const groups = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const nodes: GraphNode[] = [];
+    for (let i = 0; i < 150; i++) for (const g of groups) nodes.push({ ref: `${g}${i}`, type: 'work', group: g, args: { ms: 20 } }); // stored weight 1
+    await app.queue.enqueueGraph(nodes);
+    await app.close();
+
+    // Six ready groups, four slots: the rotation; `a`'s weight comes from the options alone.
+    const groupWeights: Record<string, number> = { a: 3 };
+    for (let i = 0; i < tenants; i++) groupWeights[`tenant-${i}`] = 2;
+    app = await startQueueApp(db, { concurrency: 4, pollIntervalMs: 50, groupWeights }, [FairHandlers]);
+    const run = jest.spyOn(app.db, 'run');
+    try {
+      await eventually('330 jobs started', async () => started.length >= 330);
+      const window = started.slice(30, 330);
+      const share = window.filter((s) => s.group === 'a').length / window.length;
+      process.stdout.write(`[${db.dialect}] option weights, ${tenants} tenants: a's share ${share.toFixed(3)} (3/8 = 0.375)\n`);
+      expect(share).toBeGreaterThan(0.3);
+      expect(share).toBeLessThan(0.45);
+      if (db.dialect === 'postgres') {
+        // Past CALL_WEIGHTS_MAX the claim function would carry every weight on every claim: statements instead.
+        const calls = run.mock.calls.filter(([statement]) => /job_queue_claim_rotation/.test(statement.render(db.dialect).text)).length;
+        expect(calls > 0).toBe(tenants <= CALL_WEIGHTS_MAX);
+      }
+    } finally {
+      run.mockRestore();
+    }
   });
 
   it('starts a one-job group promptly behind a 10,000-job group', async () => {
