@@ -18,7 +18,7 @@ import { bootOurs, enqueueNoops, ourOptions } from '../lib/ours/our-app';
 import type { ScenarioReport, Table } from '../lib/report';
 import { standardSizes, type BenchContext, type Scenario } from '../lib/scenario';
 import { RunSeries } from '../lib/stats';
-import { drainTimeout, waitUntilDrained } from '../lib/wait';
+import { drainRate } from '../lib/ours/drain-rate';
 
 export const manyTypes: Scenario = {
   name: 'many-types',
@@ -67,15 +67,7 @@ async function measure(dialect: Dialect, types: number, jobs: number): Promise<n
       ExecutionLog.reset();
       const worker = await bootOurs(ourOptions(dialect, db.location), true, [otherHandlers(types - 1)]);
       try {
-        const end = await waitUntilDrained({
-          remaining: async () => jobs - (await probe.scalar(`SELECT COUNT(*) FROM jobs WHERE state = 'done'`)),
-          total: jobs,
-          timeoutMs: drainTimeout(jobs),
-          what: 'many-types',
-        });
-        const log = ExecutionLog.current;
-        if (log.distinct !== jobs || log.total !== jobs) throw new Error(`${log.distinct} distinct of ${jobs} jobs ran, ${log.total} runs in all`);
-        return jobs / ((end - log.firstStartAt!) / 1000);
+        return await drainRate(probe, jobs, 'many-types');
       } finally {
         await worker.close();
       }

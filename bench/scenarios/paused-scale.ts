@@ -18,7 +18,7 @@ import { bootOurs, ourOptions } from '../lib/ours/our-app';
 import type { ScenarioReport, Table } from '../lib/report';
 import { standardSizes, type BenchContext, type Scenario } from '../lib/scenario';
 import { RunSeries } from '../lib/stats';
-import { drainTimeout, waitUntilDrained } from '../lib/wait';
+import { drainRate } from '../lib/ours/drain-rate';
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').map((s) => Number(s.replace(/_/g, '')));
 
@@ -91,15 +91,7 @@ async function measure(dialect: Dialect, paused: number, live: number, jobs: num
       ExecutionLog.reset();
       const worker = await bootOurs(ourOptions(dialect, db.location), true);
       try {
-        const end = await waitUntilDrained({
-          remaining: async () => jobs - (await probe.scalar(`SELECT COUNT(*) FROM jobs WHERE state = 'done'`)),
-          total: jobs,
-          timeoutMs: drainTimeout(jobs),
-          what: 'paused-scale',
-        });
-        const log = ExecutionLog.current;
-        if (log.distinct !== jobs || log.total !== jobs) throw new Error(`${log.distinct} distinct of ${jobs} jobs ran, ${log.total} runs in all`);
-        return jobs / ((end - log.firstStartAt!) / 1000);
+        return await drainRate(probe, jobs, 'paused-scale');
       } finally {
         await worker.close();
       }
