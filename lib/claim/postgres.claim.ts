@@ -1,3 +1,4 @@
+import { PgArrayLiteral } from '../database/pg-array-literal';
 import { sql, type Sql } from '../database/sql';
 import type { ClaimRequest } from './claim-request';
 import { claimedColumns, PG_CLAIMED_COLUMNS } from './claimed-job';
@@ -26,8 +27,9 @@ export interface PostgresClaimArgs {
   start: boolean;
   /** Set for the rotation claim, with the groups' weights. */
   rotation: number | null;
-  weightGroups: string[];
-  weights: number[];
+  /** The configured group weights, as arrays or as literals built once (see weightListsOf). */
+  weightGroups: readonly string[] | PgArrayLiteral;
+  weights: readonly number[] | PgArrayLiteral;
 }
 
 /**
@@ -53,29 +55,35 @@ export function postgresClaimArgs(request: ClaimRequest): PostgresClaimArgs | nu
 }
 
 /**
- * Group weights a rotation claim function call carries at most. The call takes them as two
- * arrays, serialized and parsed on every claim, and looks each group up in them, so its cost grows
- * with every weight configured (100 live groups, 10,100 weights: 1,773 jobs/s against 4,897 with
- * none, 4,186 with 1,100, 3,598 with 3,100). Past this many, the rotation claim takes the
- * statements (lib/claim/rotation.claim.ts), which look a group's weight up in this process:
- * 2,314–2,562 jobs/s whatever the count.
+ * Group weights a rotation claim function call carries at most. The call takes them as two array
+ * literals (built once, see weightListsOf), which PostgreSQL parses on every claim and looks each
+ * group up in, so its cost grows with every weight configured. 100 live groups, one worker:
+ * 4,425 jobs/s with 101 weights, 4,005 with 3,100, 2,309–2,445 with 10,100 (the statement path:
+ * 2,285–2,316), 895 with 30,100. Past this many, the rotation claim takes the statements
+ * (lib/claim/rotation.claim.ts), which look a group's weight up in this process.
  */
-export const CALL_WEIGHTS_MAX = 2_000;
+export const CALL_WEIGHTS_MAX = 10_000;
 
 /** Whether the claim function can carry the request's group weights (see CALL_WEIGHTS_MAX). */
 export function weightsFitOneCall(request: ClaimRequest): boolean {
-  return !request.rotation || weightListsOf(request.groupWeights).groups.length <= CALL_WEIGHTS_MAX;
+  return !request.rotation || weightListsOf(request.groupWeights).count <= CALL_WEIGHTS_MAX;
 }
 
-/** The weights as the call's two arrays, built once per options object (claims pass the same one). */
-const weightLists = new WeakMap<Record<string, number>, { groups: string[]; weights: number[] }>();
-const NO_WEIGHTS = { groups: [] as string[], weights: [] as number[] };
-function weightListsOf(groupWeights: Record<string, number> | undefined): { groups: string[]; weights: number[] } {
+/** The weights as the call's two array parameters, built once per options object (claims pass the same one). */
+interface WeightLists {
+  count: number;
+  groups: PgArrayLiteral;
+  weights: PgArrayLiteral;
+}
+const weightLists = new WeakMap<Record<string, number>, WeightLists>();
+const NO_WEIGHTS: WeightLists = { count: 0, groups: PgArrayLiteral.ofText([]), weights: PgArrayLiteral.ofInt([]) };
+function weightListsOf(groupWeights: Record<string, number> | undefined): WeightLists {
   if (!groupWeights) return NO_WEIGHTS;
   let lists = weightLists.get(groupWeights);
   if (!lists) {
     const entries = Object.entries(groupWeights);
-    weightLists.set(groupWeights, (lists = { groups: entries.map(([g]) => g), weights: entries.map(([, w]) => w) }));
+    lists = { count: entries.length, groups: PgArrayLiteral.ofText(entries.map(([g]) => g)), weights: PgArrayLiteral.ofInt(entries.map(([, w]) => w)) };
+    weightLists.set(groupWeights, lists);
   }
   return lists;
 }

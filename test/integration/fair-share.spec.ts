@@ -50,7 +50,7 @@ describeDialects('weighted fair share', (db) => {
 
   it.each([
     ['a few', 0],
-    ['3,000 tenants of', 3_000],
+    ['12,000 tenants of', 12_000],
   ])('weights from the options (%s groupWeights) hold in the rotation: a group weighted 3 among five of weight 1 gets 3 slots in 8', async (_label, tenants) => {
     app = await startQueueApp(db, { worker: false }, [FairHandlers]);
     await resetTables(app);

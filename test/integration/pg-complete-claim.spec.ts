@@ -1,6 +1,7 @@
 import { ClaimService } from '../../lib/claim/claim.service';
 import type { ClaimRequest } from '../../lib/claim/claim-request';
 import { postgresClaimInTransaction, postgresClaimStatement } from '../../lib/claim/postgres.claim';
+import { PgArrayLiteral } from '../../lib/database/pg-array-literal';
 import { sql } from '../../lib/database/sql';
 import { completeThenClaimPostgres } from '../../lib/finalize/complete.sql';
 import { describeDialects } from '../support/describe-dialects';
@@ -22,6 +23,12 @@ describeDialects(
     });
     afterAll(() => app?.close());
     beforeEach(() => resetTables(app));
+
+    it('takes group weights as array literals built once, which PostgreSQL reads back as the arrays', async () => {
+      const names = ['acme', 'b c', 'd,e', 'f"g', 'h\\i', 'NULL', '{}', 'zürich 😀', ''];
+      const { rows } = await app.db.run(sql`SELECT ${PgArrayLiteral.ofText(names)}::text[] AS n, ${PgArrayLiteral.ofInt([3, 1, 20])}::int[] AS w`);
+      expect([rows[0].n, rows[0].w]).toEqual([names, [3, 1, 20]]);
+    });
 
     const request = (owner: string): ClaimRequest => ({ owner, types: ['t'], quotas: [{ limit: 10 }], leaseTtlMs: 60_000, start: true });
 
