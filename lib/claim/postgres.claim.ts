@@ -27,9 +27,9 @@ export interface PostgresClaimArgs {
   start: boolean;
   /** Set for the rotation claim, with the groups' weights. */
   rotation: number | null;
-  /** The configured group weights, as arrays or as literals built once (see weightListsOf). */
-  weightGroups: readonly string[] | PgArrayLiteral;
-  weights: readonly number[] | PgArrayLiteral;
+  /** The configured group weights (rotation only), as array literals built once (see weightListsOf). */
+  weightGroups: PgArrayLiteral;
+  weights: PgArrayLiteral;
 }
 
 /**
@@ -51,7 +51,7 @@ export function postgresClaimArgs(request: ClaimRequest): PostgresClaimArgs | nu
   const any = request.quotas.filter((q) => q.group === undefined).reduce((n, q) => n + q.limit, 0);
   if (!grouped.length && any <= 0) return null;
   const groups = grouped.map((q) => q.group!);
-  return { owner, types, groups, limits: grouped.map((q) => q.limit), any, ttlMs, start, rotation: null, weightGroups: [], weights: [] };
+  return { owner, types, groups, limits: grouped.map((q) => q.limit), any, ttlMs, start, rotation: null, weightGroups: NO_WEIGHTS.groups, weights: NO_WEIGHTS.weights };
 }
 
 /**
