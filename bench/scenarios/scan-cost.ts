@@ -6,7 +6,7 @@
  * (filler written with bulk SQL, then ANALYZE), enqueue 1,000 ready no-op jobs and measure
  * 1. claim: ClaimService.claim of 10 at a time until all 1,000 are leased (latency per claim);
  * 2. drain: 1,000 fresh ready jobs, one worker at concurrency 10, first start → all finalized.
- * Reports each case over (a). SCAN_COST_DIALECTS and SCAN_COST_CASES (e.g. a,d) narrow a run. Filler is written once per case; runs repeat the measurements.
+ * Reports each case over (a). SCAN_COST_DIALECTS and SCAN_COST_CASES (e.g. a,e) narrow a run. Filler is written once per case; runs repeat the measurements.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dialect } from 'nestjs-sql-job-queue';
@@ -37,7 +37,7 @@ const ALL_CASES: Case[] = [
   { key: 'e', label: (n) => `(e) ${num(n)} ready, own type, due tomorrow`, rows: (q) => (q ? 5_000 : 100_000), fill: fillDelayed },
 ];
 const DIALECTS = envList('SCAN_COST_DIALECTS', ['postgres', 'mysql', 'sqlite']) as Dialect[];
-const CASES = envList('SCAN_COST_CASES', ['a', 'b', 'c', 'd']).map((k) => {
+const CASES = envList('SCAN_COST_CASES', ['a', 'b', 'c', 'd', 'e']).map((k) => {
   const c = ALL_CASES.find((x) => x.key === k);
   if (!c) throw new Error(`SCAN_COST_CASES: unknown case ${k}`);
   return c;

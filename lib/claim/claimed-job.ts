@@ -40,9 +40,21 @@ export interface ClaimedJob {
   readyAt?: unknown;
 }
 
-/** Claim order: higher priority first, then the older (lower) id. A comparator for sort. */
-export function inClaimOrder(a: Pick<ClaimedJob, 'priority' | 'id'>, b: Pick<ClaimedJob, 'priority' | 'id'>): number {
-  return b.priority - a.priority || a.id - b.id;
+/** Claim order: higher priority first, then the job due first, then the older (lower) id. A comparator for sort. */
+export function inClaimOrder(a: Pick<ClaimedJob, 'priority' | 'id' | 'readyAt'>, b: Pick<ClaimedJob, 'priority' | 'id' | 'readyAt'>): number {
+  return b.priority - a.priority || compareDue(a.readyAt, b.readyAt) || a.id - b.id;
+}
+
+/**
+ * Two `run_after` values as one dialect's driver returned them: epoch ms (PostgreSQL's claim
+ * functions), a Date (pg and mysql2 otherwise) or SQLite's fixed-width UTC text, compared without
+ * parsing. Values of different kinds (never from one claim) compare equal.
+ */
+export function compareDue(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
+  return 0;
 }
 
 /** The select list a claim returns, the same on every dialect. */

@@ -11,7 +11,7 @@ import { pausedGroupsFilter } from './lease-assignments';
 export const TYPES_PER_PROBE = 50;
 
 export interface ReadyProbe {
-  /** The select list (it must contain `priority` and `id`, which order the result). */
+  /** The select list (it must contain `priority`, `run_after` and `id`, which order the result). */
   columns: Sql;
   /** Only this group (a group's quota); omitted = any group. */
   group?: string;
@@ -30,7 +30,20 @@ export interface ReadyProbe {
 /** Where a type's ready rows began a moment ago, in the MySQL ready index's order. */
 export interface ReadyFloor {
   negPriority: number;
+  /** `run_after` as MySQL's text (`YYYY-MM-DD HH:MM:SS.mmm`), so it is compared as stored. */
+  runAfter: string;
   id: number;
+}
+
+/**
+ * Claim order, as an ORDER BY: the highest priority first, then the job due first, then the
+ * oldest id (MySQL's ready indexes hold the priority negated, ascending). The ready indexes are in
+ * this order, so jobs due later sit after the due jobs of their priority and a claim reads due
+ * rows first (see the migrations named ReadyDueOrder).
+ */
+export function readyOrder(d: SqlDialect, alias = ''): Sql {
+  const order = d.name === 'mysql' ? `${alias}neg_priority, ${alias}run_after, ${alias}id` : `${alias}priority DESC, ${alias}run_after, ${alias}id`;
+  return sql`${sql.raw(order)}`;
 }
 
 /**
@@ -60,10 +73,10 @@ export function readyByTypeStatement(d: SqlDialect, types: readonly string[], li
   if (d.name === 'postgres') {
     if (types.length === 1) return arm(d, index, probe.columns, sql`${types[0]}`, where, limit, lock);
     // One LATERAL probe per type; `type = q.type` is an index condition of the ready index, whose
-    // order (type, priority DESC, id) then serves the probe's ORDER BY without a sort.
+    // order (type, priority DESC, run_after, id) then serves the probe's ORDER BY without a sort.
     return sql`SELECT p.* FROM unnest(${[...types]}::text[]) AS q (type)
       CROSS JOIN LATERAL (${arm(d, index, probe.columns, sql`q.type`, where, limit, lock)}) p
-      ORDER BY p.priority DESC, p.id LIMIT ${limit}`;
+      ORDER BY ${readyOrder(d, 'p.')} LIMIT ${limit}`;
   }
   const floors = d.name === 'mysql' ? probe.floors : undefined;
   const read = floors ? types.filter((t) => floors.has(t)) : types;
@@ -72,7 +85,7 @@ export function readyByTypeStatement(d: SqlDialect, types: readonly string[], li
   if (arms.length === 1) return arms[0];
   // Each arm keeps its own ORDER BY and LIMIT: parenthesized on MySQL, a subquery on SQLite.
   const wrapped = arms.map((a) => (d.name === 'mysql' ? sql`(${a})` : sql`SELECT * FROM (${a})`));
-  return sql`${sql.join(wrapped, ' UNION ALL ')} ORDER BY priority DESC, id LIMIT ${limit}`;
+  return sql`${sql.join(wrapped, ' UNION ALL ')} ORDER BY priority DESC, run_after, id LIMIT ${limit}`;
 }
 
 /**
@@ -95,7 +108,7 @@ export function readyFloorsStatement(d: SqlDialect, types: readonly string[], pr
   const where = probe.group === undefined ? pausedGroupsFilter(d, probe.excludeGroups) : sql` AND group_key = ${probe.group}`;
   const index = probe.group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_idx';
   if (types.length >= CHECK_TYPES_FROM) return correlatedFloors(d, index, types, where);
-  const arms = types.map((t) => arm(d, index, sql`type, neg_priority, id`, sql`${t}`, where, 1, sql``));
+  const arms = types.map((t) => arm(d, index, FLOOR_COLUMNS, sql`${t}`, where, 1, sql``));
   return arms.length === 1 ? arms[0] : sql.join(arms.map((a) => sql`(${a})`), ' UNION ALL ');
 }
 
@@ -114,11 +127,20 @@ export const CHECK_TYPES_FROM = 4;
  */
 function correlatedFloors(d: SqlDialect, index: string, types: readonly string[], where: Sql): Sql {
   const first = (column: string) => sql`(SELECT ${sql.raw(column)} FROM jobs FORCE INDEX (${sql.raw(index)})
-      WHERE state = 'ready' AND type = t.type AND run_after <= ${d.now()}${where} ORDER BY neg_priority, id LIMIT 1)`;
+      WHERE state = 'ready' AND type = t.type AND run_after <= ${d.now()}${where} ORDER BY ${readyOrder(d)} LIMIT 1)`;
   const listed = sql.join(types.map((t) => sql`SELECT ${t} AS type`), ' UNION ALL ');
-  return sql`SELECT f.type, f.neg_priority, f.id FROM (SELECT t.type, ${first('neg_priority')} AS neg_priority, ${first('id')} AS id
+  return sql`SELECT f.type, f.neg_priority, f.run_after_text, f.id FROM (SELECT t.type, ${first('neg_priority')} AS neg_priority,
+    ${first(FLOOR_RUN_AFTER)} AS run_after_text, ${first('id')} AS id
     FROM (${listed}) t) f WHERE f.id IS NOT NULL`;
 }
+
+/**
+ * A floor's `run_after` as text, which mysql2 hands back as it is (a DATETIME it would turn into a
+ * local Date). Under another name: MySQL resolves ORDER BY to a select-list alias first, and an
+ * ORDER BY of the text would sort the type's ready rows instead of reading the index in order.
+ */
+const FLOOR_RUN_AFTER = `CAST(run_after AS CHAR)`;
+const FLOOR_COLUMNS = sql`${sql.raw(`type, neg_priority, ${FLOOR_RUN_AFTER} AS run_after_text, id`)}`;
 
 /** Types one readyTypesStatement checks at most (they travel as one JSON array on SQLite). */
 export const TYPES_PER_CHECK = 1_000;
@@ -143,13 +165,14 @@ export function readyTypesStatement(d: SqlDialect, types: readonly string[]): Sq
 
 /** The floors of readyFloorsStatement's rows, by type. */
 export function toReadyFloors(rows: readonly Row[]): Map<string, ReadyFloor> {
-  return new Map(rows.map((r) => [String(r.type), { negPriority: Number(r.neg_priority), id: Number(r.id) }]));
+  return new Map(rows.map((r) => [String(r.type), { negPriority: Number(r.neg_priority), runAfter: String(r.run_after_text), id: Number(r.id) }]));
 }
 
-/** ` AND` the row is at or after the floor in (neg_priority, id) order; MariaDB ranges the OR on the ready index. */
+/** ` AND` the row is at or after the floor in (neg_priority, run_after, id) order; MariaDB ranges the ORs on the ready index. */
 function fromFloor(floor: ReadyFloor | undefined): Sql {
   if (!floor) return sql``;
-  return sql` AND (neg_priority > ${floor.negPriority} OR (neg_priority = ${floor.negPriority} AND id >= ${floor.id}))`;
+  const { negPriority: np, runAfter: at, id } = floor;
+  return sql` AND (neg_priority > ${np} OR (neg_priority = ${np} AND (run_after > ${at} OR (run_after = ${at} AND id >= ${id}))))`;
 }
 
 /** Slices of `types` small enough for one readyByTypeStatement on this dialect. */
@@ -164,8 +187,7 @@ export function typeSlices(d: SqlDialect, types: readonly string[]): string[][] 
  */
 function arm(d: SqlDialect, index: string, columns: Sql, type: Sql, where: Sql, limit: number, lock: Sql): Sql {
   const hint = d.name === 'mysql' ? sql.raw(` FORCE INDEX (${index})`) : d.name === 'sqlite' ? sql.raw(` INDEXED BY ${index}`) : sql.raw('');
-  const order = d.name === 'mysql' ? sql`neg_priority, id` : sql`priority DESC, id`;
   return sql`SELECT ${columns} FROM jobs${hint}
     WHERE state = 'ready' AND type = ${type} AND run_after <= ${d.now()}${where}
-    ORDER BY ${order} LIMIT ${limit}${lock}`;
+    ORDER BY ${readyOrder(d)} LIMIT ${limit}${lock}`;
 }

@@ -4,7 +4,7 @@ import type { Row, SqlExecutor } from '../database/sql-executor';
 import { CLAIMED_COLUMNS, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import type { ClaimRequest } from './claim-request';
 import { leaseAssignments } from './lease-assignments';
-import { readyByTypeStatement, typeSlices } from './ready-by-type.sql';
+import { readyByTypeStatement, readyOrder, typeSlices } from './ready-by-type.sql';
 import type { RotationCursor, RotationGroup } from './rotation-plan';
 
 const CURSOR = 'fair-share';
@@ -202,8 +202,8 @@ function groupHeadsStatement(d: SqlDialect, types: readonly string[], groups: re
       SELECT p.* FROM unnest(${[...types]}::text[]) AS q (type)
       CROSS JOIN LATERAL (SELECT ${CLAIMED_COLUMNS}, weight FROM jobs
         WHERE state = 'ready' AND type = q.type AND run_after <= ${d.now()} AND group_key = g.group_key
-        ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) p
-      ORDER BY p.priority DESC, p.id LIMIT 1) h
+        ORDER BY ${readyOrder(d)} LIMIT 1 FOR UPDATE SKIP LOCKED) p
+      ORDER BY ${readyOrder(d, 'p.')} LIMIT 1) h
     ORDER BY g.ord`;
 }
 
@@ -244,8 +244,7 @@ export function pairAfter(d: SqlDialect, at: { from: string } | { group: string;
 
 /** The pair's next job due now (delayed jobs are ready rows too), for its weight. */
 function duePairJob(d: SqlDialect, group: string, type: string): Sql {
-  const order = d.name === 'mysql' ? sql`neg_priority, id` : sql`priority DESC, id`;
   return sql`SELECT weight FROM jobs${sql.raw(PAIR_INDEX[d.name])}
     WHERE state = 'ready' AND group_key = ${group} AND type = ${type} AND run_after <= ${d.now()}
-    ORDER BY ${order} LIMIT 1`;
+    ORDER BY ${readyOrder(d)} LIMIT 1`;
 }

@@ -54,7 +54,7 @@ async function pickThenLease(tx: SqlExecutor, request: ClaimRequest, quota: Clai
 
 /** A small quota's ready ids (pickThenLease), exported for EXPLAIN in tests. */
 export function sqlitePickStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
-  return readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority`, group: quota.group, excludeGroups: skippedGroups(request), lock: false });
+  return readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority, run_after`, group: quota.group, excludeGroups: skippedGroups(request), lock: false });
 }
 
 /** The lease of picked ids, exported for EXPLAIN in tests: the ids travel as one JSON array. */
@@ -68,7 +68,7 @@ export function sqliteLeaseByIds(d: SqlDialect, request: ClaimRequest, ids: read
 /** The claim of one quota, exported for EXPLAIN in tests. */
 export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
   const pick = readyByTypeStatement(d, request.types, quota.limit, {
-    columns: sql`id, priority`,
+    columns: sql`id, priority, run_after`,
     group: quota.group,
     excludeGroups: skippedGroups(request),
     lock: false,

@@ -20,3 +20,10 @@ export function swapSpan(migration: number, text: string, start: string, end: st
   if (until < 0) throw new Error(`migration ${migration}: text not found after its start: ${end.slice(0, 60)}`);
   return text.slice(0, from) + to + text.slice(until + end.length);
 }
+
+/** `text` with every `from` replaced by `to`; throws unless `from` occurs exactly `times` times. */
+export function swapEvery(migration: number, text: string, from: string, to: string, times: number): string {
+  const found = text.split(from).length - 1;
+  if (found !== times) throw new Error(`migration ${migration}: expected ${times} of ${from.slice(0, 60)}, found ${found}`);
+  return text.split(from).join(to);
+}

@@ -63,8 +63,11 @@ import { JobQueueReadyDueFilterPostgres1768500000001 } from './postgres/17685000
 import { JobQueueReadyDueFilterMysql1768500000001 } from './mysql/1768500000001-job-queue-ready-due-filter';
 import { JobQueueReadyDueFilterSqlite1768500000001 } from './sqlite/1768500000001-job-queue-ready-due-filter';
 import { JobQueueVersionsPostgres1768600000001 } from './postgres/1768600000001-job-queue-versions';
+import { JobQueueReadyDueOrderPostgres1768700000001 } from './postgres/1768700000001-job-queue-ready-due-order';
 import { JobQueueVersionsMysql1768600000001 } from './mysql/1768600000001-job-queue-versions';
+import { JobQueueReadyDueOrderMysql1768700000001 } from './mysql/1768700000001-job-queue-ready-due-order';
 import { JobQueueVersionsSqlite1768600000001 } from './sqlite/1768600000001-job-queue-versions';
+import { JobQueueReadyDueOrderSqlite1768700000001 } from './sqlite/1768700000001-job-queue-ready-due-order';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -100,6 +103,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueDepsWithoutForeignKeysPostgres1768400000001,
     JobQueueReadyDueFilterPostgres1768500000001,
     JobQueueVersionsPostgres1768600000001,
+    JobQueueReadyDueOrderPostgres1768700000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -122,6 +126,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueDepsWithoutForeignKeysMysql1768400000001,
     JobQueueReadyDueFilterMysql1768500000001,
     JobQueueVersionsMysql1768600000001,
+    JobQueueReadyDueOrderMysql1768700000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -139,6 +144,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyByTypeSqlite1767700000001,
     JobQueueReadyDueFilterSqlite1768500000001,
     JobQueueVersionsSqlite1768600000001,
+    JobQueueReadyDueOrderSqlite1768700000001,
   ],
 };
 

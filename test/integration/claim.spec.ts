@@ -49,6 +49,25 @@ describeDialects('ClaimService', (db) => {
     expect(await request(10)).toEqual([]); // leased rows are not claimable
   });
 
+  it('takes jobs of one priority by due time, then id: a job due an hour ago before those enqueued before it', async () => {
+    // Every claim path keeps the order: any group, a group's quota, several types merged.
+    const shapes: Array<Partial<Parameters<ClaimService['claim']>[0]>> = [{}, { quotas: [{ group: 'default', limit: 10 }] }, { types: ['other', 't'] }];
+    for (const shape of shapes) {
+      await resetTables(app);
+      const ago = (ms: number) => new Date(Date.now() - ms);
+      const ids = await queue.enqueueGraph([
+        { ref: 'now1', type: 't' },
+        { ref: 'hourAgo', type: 'other', runAfter: ago(3_600_000) },
+        { ref: 'now2', type: 'other' },
+        { ref: 'minuteAgo', type: 't', runAfter: ago(60_000) },
+        { ref: 'high', type: 'other', priority: 1 },
+        { ref: 'later', type: 't', runAfter: new Date(Date.now() + 3_600_000) },
+      ]);
+      const both = shape.types === undefined ? (await request(10, { ...shape, types: ['t', 'other'] })) : await request(10, shape);
+      expect(both.map((j) => j.id)).toEqual([ids.high, ids.hourAgo, ids.minuteAgo, ids.now1, ids.now2]);
+    }
+  });
+
   it('respects the limit, and "start" writes running and started_at in the same statement', async () => {
     await queue.enqueueGraph(Array.from({ length: 5 }, (_, i) => ({ ref: `j${i}`, type: 't' })));
     const first = await request(2, { start: true });

@@ -118,7 +118,7 @@ describeDialects(
       // The floors' read, without locks, then the locking read from each floor, of the two types that have one.
       expect(statements.texts[0]).not.toMatch(/FOR UPDATE/);
       expect(statements.texts[1]).toMatch(/FOR UPDATE SKIP LOCKED/);
-      expect(statements.texts[1].match(/AND \(neg_priority > \? OR \(neg_priority = \? AND id >= \?\)\)/g)).toHaveLength(2);
+      expect(statements.texts[1].match(/AND \(neg_priority > \? OR \(neg_priority = \? AND \(run_after > \? OR \(run_after = \? AND id >= \?\)\)\)\)/g)).toHaveLength(2);
       // Inside a finalize's transaction: floors only where it wrote no ready row (a chain link's
       // promotion put the next link in the ready index; a consistent read after that was dearer
       // than the walk it saves).

@@ -40,7 +40,7 @@ async function fillRows(app: QueueApp, count: number, type: string, state: 'done
  * EXPLAIN of a deployed PL/pgSQL function's one query, under the settings the function declares
  * (an EXPLAIN of the call itself shows only "Function Scan"). `args` are test-controlled literals.
  */
-async function explainFunctionBody(app: QueueApp, name: string, argTypes: string, args: string, analyze = false): Promise<{ plan: string; config: string[] }> {
+async function explainFunctionBody(app: QueueApp, name: string, argTypes: string, args: string, analyze: boolean | 'buffers' = false): Promise<{ plan: string; config: string[] }> {
   const [fn] = await app.rows(`SELECT prosrc, proconfig FROM pg_proc WHERE proname = $1`, [name]);
   const config = (fn.proconfig ?? []) as string[];
   const runner = app.dataSource.createQueryRunner();
@@ -49,7 +49,7 @@ async function explainFunctionBody(app: QueueApp, name: string, argTypes: string
     for (const setting of config) await runner.query(`SET LOCAL ${setting}`);
     const query = /RETURN QUERY([\s\S]*?);\s*END/.exec(String(fn.prosrc))?.[1] ?? String(fn.prosrc); // the PL/pgSQL body's one query
     await runner.query(`PREPARE probe (${argTypes}) AS ${query}`);
-    const rows = await runner.query(`EXPLAIN ${analyze ? '(ANALYZE) ' : ''}EXECUTE probe (${args})`);
+    const rows = await runner.query(`EXPLAIN ${analyze === 'buffers' ? '(ANALYZE, BUFFERS) ' : analyze ? '(ANALYZE) ' : ''}EXECUTE probe (${args})`);
     return { plan: rows.map((r: Record<string, unknown>) => Object.values(r).join(' ')).join('\n'), config };
   } finally {
     await runner.query(`ROLLBACK`);
@@ -72,7 +72,22 @@ async function explainClaimFunction(app: QueueApp, q: { groups: string[]; limits
 
 /** A sort of the per-type probes' rows (at most the limit per type), never of the ready rows. */
 function isProbeSort(key: string): boolean {
-  return /^p(_\d+)?\.priority DESC, p(_\d+)?\.id$/.test(key);
+  return /^p(_\d+)?\.priority DESC, p(_\d+)?\.run_after, p(_\d+)?\.id$/.test(key);
+}
+
+/** Buffers each executed Index Scan of `index` touched, from an EXPLAIN (ANALYZE, BUFFERS) plan. */
+function scanBuffers(plan: string, index: string): number[] {
+  const lines = plan.split('\n');
+  const found: number[] = [];
+  lines.forEach((line, i) => {
+    if (!line.includes(`Index Scan using ${index} `) || line.includes('never executed')) return;
+    const depth = line.search(/\S/);
+    for (let j = i + 1; j < lines.length && lines[j].search(/\S/) > depth && !lines[j].includes('->'); j++) {
+      const hit = /Buffers: shared hit=(\d+)/.exec(lines[j]);
+      if (hit) found.push(Number(hit[1]));
+    }
+  });
+  return found;
 }
 
 /** The sort keys of every Sort node in a plan. */
@@ -126,7 +141,7 @@ describeDialects('the claim reads the ready index only', (db) => {
       const several = await explain(app, claimCandidatesStatement(app.db.dialect, ['t', 'u'], { limit: 10 }));
       expect(several).toMatch(/Index Scan using jobs_ready_idx on jobs/);
       expect(several).not.toMatch(/Seq Scan on jobs|Bitmap/);
-      expect(sortKeys(several).every((k) => /^p\.priority DESC, p\.id$/.test(k))).toBe(true);
+      expect(sortKeys(several).every((k) => /^p\.priority DESC, p\.run_after, p\.id$/.test(k))).toBe(true);
       for (const p of [plan, fresh]) {
         // The run_after test on the index entry (migration 30): a job due later is never fetched.
         expect(p).toMatch(/Index Scan using jobs_ready_idx on jobs \w+ .*\n\s+Index Cond: \(\(\(type\)::text = t(_\d+)?\.type\) AND \(run_after <= now\(\)\)\)/);
@@ -351,33 +366,56 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
     }
   });
 
-  it('steps over jobs of its type due later on the index entry, without reading their rows', async () => {
-    // Scheduled jobs (and retries backing off) of the worker's own type, ahead of the due ones in
-    // claim order: the ready index ends with run_after, so they are passed over in the index.
+  it('reads due jobs first: jobs of its type due later, enqueued ahead of them, cost a claim nothing', async () => {
+    // Scheduled jobs (and retries backing off) of the worker's own type, enqueued before the due
+    // ones: claim order is priority, then due time, then id, and the ready indexes follow it, so
+    // the due jobs come first in the index and a claim of 10 reads 10 entries, not the 2,000.
     const later = new Date(Date.now() + 86_400_000);
     for (let s = 0; s < 2_000; s += 500) {
       await app.queue.enqueueGraph(Array.from({ length: 500 }, (_, i) => ({ ref: `l${i}`, type: 't0', runAfter: later })));
     }
-    const due = await app.queue.enqueueGraph(Array.from({ length: 10 }, (_, i) => ({ ref: `d${i}`, type: 't0' })));
+    const due = Object.values(await app.queue.enqueueGraph(Array.from({ length: 30 }, (_, i) => ({ ref: `d${i}`, type: 't0' }))));
     const d = app.db.dialect;
     if (d.name === 'postgres') {
-      const { plan } = await explainFunctionBody(app, 'job_queue_claim', 'text, text[], text[], int[], int, float8, boolean', `'w', '{t0}', '{}', '{}', 10, 30000, true`, true);
+      const { plan } = await explainFunctionBody(app, 'job_queue_claim', 'text, text[], text[], int[], int, float8, boolean', `'w', '{t0}', '{}', '{}', 10, 30000, true`, 'buffers');
       expect(plan).toMatch(/Index Scan using jobs_ready_idx on jobs[\s\S]*Index Cond: \(.*run_after <= now\(\)/);
       expect(plan).not.toMatch(/Rows Removed by Filter/);
+      // The scan's pages: the index's root and first leaf, the 10 rows' heap page. Stepping over
+      // the 2,000 later entries read every leaf of the type (13 here, before the order changed).
+      const pages = scanBuffers(plan, 'jobs_ready_idx');
+      expect(pages).toHaveLength(1); // the any-group probe; the group quotas' never ran
+      expect(pages[0]).toBeLessThanOrEqual(6);
     } else if (d.name === 'mysql') {
-      // The floor read (the first due row, without locks; the locking read starts there) is
-      // answered by the index alone: the 2,000 later entries are never looked up in the table.
-      const [plan] = await explainRows(app, readyFloorsStatement(d, ['t0'], {}));
-      expect(plan.key).toBe('jobs_ready_idx');
-      expect(String(plan.Extra)).toMatch(/Using index(?! condition)/);
-      const floors = toReadyFloors((await app.db.run(readyFloorsStatement(d, ['t0'], {}))).rows);
-      expect(floors.get('t0')?.id).toBe(Math.min(...Object.values(due)));
+      // The floor read and the locking read from it: index entries the server looked at, each
+      // counted once (a read, or an entry tested by the pushed-down run_after condition).
+      const runner = app.dataSource.createQueryRunner();
+      try {
+        await runner.query('BEGIN');
+        const read = async () => {
+          const rows: Array<{ Variable_name: string; Value: string }> = await runner.query(
+            `SHOW SESSION STATUS WHERE Variable_name LIKE 'Handler_read%' OR Variable_name = 'Handler_icp_attempts'`,
+          );
+          return rows.reduce((n, r) => n + Number(r.Value), 0);
+        };
+        const before = await read();
+        const f = readyFloorsStatement(d, ['t0'], {}).render('mysql');
+        const floors = toReadyFloors(await runner.query(f.text, f.params));
+        expect(floors.get('t0')?.id).toBe(Math.min(...due));
+        const { text, params } = claimCandidatesStatement(d, ['t0'], { limit: 10 }, undefined, false, floors).render('mysql');
+        const rows = await runner.query(text, params);
+        const after = await read();
+        expect(rows.map((r: { id: number }) => Number(r.id))).toEqual(due.slice(0, 10));
+        expect(after - before).toBeLessThan(100);
+      } finally {
+        await runner.query('ROLLBACK');
+        await runner.release();
+      }
     } else {
       // The pick of a claim (ids in claim order) is answered by the index alone, run_after included.
       expect(await explain(app, sqlitePickStatement(d, request2, { limit: 10 }))).toMatch(/USING COVERING INDEX jobs_ready_idx \(type=\?\)/);
     }
     const got = await claims.claim({ owner: 'w', types: ['t0'], quotas: [{ limit: 20 }], leaseTtlMs: 30_000, start: true });
-    expect(got.map((j) => j.id)).toEqual(Object.values(due));
+    expect(got.map((j) => j.id)).toEqual(due.slice(0, 20));
   });
 });
 

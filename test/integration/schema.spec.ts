@@ -6,7 +6,7 @@ import { startQueueApp } from '../support/queue-app';
 import type { TestDatabase } from '../support/test-databases';
 
 /** The migration versions each dialect has. */
-const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] };
+const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16] };
 
 describeDialects('schema and migrations', (db) => {
   it('creates the tables and indexes at start-up, and a second start applies nothing', async () => {
@@ -37,9 +37,22 @@ describeDialects('schema and migrations', (db) => {
       }
       if (db.dialect === 'postgres') {
         const [{ indexdef }] = await app.rows(`SELECT indexdef FROM pg_indexes WHERE indexname = 'jobs_ready_idx'`);
-        expect(indexdef).toMatch(/\(type, priority DESC, id, run_after\) WHERE \(\(state\)::text = 'ready'::text\)/);
+        expect(indexdef).toMatch(/\(type, priority DESC, run_after, id\) WHERE \(\(state\)::text = 'ready'::text\)/);
         const [group] = await app.rows(`SELECT indexdef FROM pg_indexes WHERE indexname = 'jobs_ready_group_idx'`);
-        expect(group.indexdef).toMatch(/\(group_key, type, priority DESC, id, run_after\) WHERE/);
+        expect(group.indexdef).toMatch(/\(group_key, type, priority DESC, run_after, id\) WHERE/);
+      }
+      // The ready indexes are in claim order: priority, then due time, then id.
+      if (db.dialect === 'mysql') {
+        const columns = async (index: string) =>
+          (await app.rows(`SELECT column_name AS c FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = '${index}' ORDER BY seq_in_index`)).map((r) => r.c);
+        expect(await columns('jobs_ready_idx')).toEqual(['state', 'type', 'neg_priority', 'run_after', 'id']);
+        expect(await columns('jobs_ready_group_idx')).toEqual(['state', 'group_key', 'type', 'neg_priority', 'run_after', 'id']);
+      }
+      if (db.dialect === 'sqlite') {
+        const [{ sql: ready }] = await app.rows(`SELECT sql FROM sqlite_master WHERE name = 'jobs_ready_idx'`);
+        expect(ready).toMatch(/\(type, priority DESC, run_after, id\) WHERE state = 'ready'/);
+        const [{ sql: group }] = await app.rows(`SELECT sql FROM sqlite_master WHERE name = 'jobs_ready_group_idx'`);
+        expect(group).toMatch(/\(group_key, type, priority DESC, run_after, id\) WHERE state = 'ready'/);
       }
     } finally {
       await Promise.all(apps.map((a) => a.close()));

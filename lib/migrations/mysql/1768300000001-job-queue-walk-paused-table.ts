@@ -23,6 +23,9 @@ function readingPausedTable(text: string): string {
   );
 }
 
+export const WALK_SQL_V17 = readingPausedTable(pairWalkProcedure(COLUMNS));
+export const WALK_FLOORS_SQL_V17 = readingPausedTable(rotationWalkFloorsProcedure(COLUMNS));
+
 /**
  * The rotation walks read the paused groups from `job_queue_paused`, instead of receiving them in
  * `p_exclude`: a TEXT parameter, which holds 65,535 bytes, so past about 5,000 paused groups every
@@ -35,12 +38,7 @@ function readingPausedTable(text: string): string {
 export class JobQueueWalkPausedTableMysql1768300000001 extends JobQueueMigration {
   readonly version = 17;
   readonly name = 'JobQueueWalkPausedTable1768300000001';
-  protected readonly upSql = [
-    `DROP PROCEDURE job_queue_rotation_walk`,
-    readingPausedTable(pairWalkProcedure(COLUMNS)),
-    `DROP PROCEDURE job_queue_rotation_walk_floors`,
-    readingPausedTable(rotationWalkFloorsProcedure(COLUMNS)),
-  ];
+  protected readonly upSql = [`DROP PROCEDURE job_queue_rotation_walk`, WALK_SQL_V17, `DROP PROCEDURE job_queue_rotation_walk_floors`, WALK_FLOORS_SQL_V17];
   protected readonly downSql = [
     `DROP PROCEDURE job_queue_rotation_walk`,
     pairWalkProcedure(COLUMNS),
