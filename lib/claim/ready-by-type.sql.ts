@@ -160,7 +160,7 @@ export function readyTypesStatement(d: SqlDialect, types: readonly string[]): Sq
   if (d.name !== 'sqlite') throw new Error(`readyTypesStatement is for SQLite, not ${d.name}`);
   if (!types.length || types.length > TYPES_PER_CHECK) throw new Error(`readyTypesStatement takes 1 to ${TYPES_PER_CHECK} types, got ${types.length}`);
   return sql`SELECT t.value AS type FROM json_each(${JSON.stringify(types)}) t
-    WHERE EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_ready_idx WHERE state = 'ready' AND type = t.value AND run_after <= ${d.now()})`;
+    WHERE EXISTS (SELECT 1 FROM (${sqliteDueRows(d, 'jobs_ready_idx', sql`id`, sql`t.value`, sql``, 1)}))`;
 }
 
 /** The floors of readyFloorsStatement's rows, by type. */
@@ -186,8 +186,53 @@ export function typeSlices(d: SqlDialect, types: readonly string[]): string[][] 
  * MySQL lock) every ready row of the type.
  */
 function arm(d: SqlDialect, index: string, columns: Sql, type: Sql, where: Sql, limit: number, lock: Sql): Sql {
+  if (d.name === 'postgres') return pgDueRows(columns, type, where, limit, lock);
+  if (d.name === 'sqlite') return sqliteDueRows(d, index, columns, type, where, limit);
   const hint = d.name === 'mysql' ? sql.raw(` FORCE INDEX (${index})`) : d.name === 'sqlite' ? sql.raw(` INDEXED BY ${index}`) : sql.raw('');
   return sql`SELECT ${columns} FROM jobs${hint}
     WHERE state = 'ready' AND type = ${type} AND run_after <= ${d.now()}${where}
     ORDER BY ${readyOrder(d)} LIMIT ${limit}${lock}`;
+}
+
+/**
+ * PostgreSQL: one type's due rows in claim order, priority by priority (as the claim function
+ * reads them, migration 32): the priorities present among the type's ready rows by a skip scan of
+ * the ready index, one probe each and only while rows are still wanted, and within each priority
+ * the due rows, an index range that ends at the first job due later. One pass over (priority,
+ * run_after, id) read every later entry of the type whenever fewer rows were due than the limit.
+ * `where` (a group, paused groups) narrows both; `type` may name an outer column.
+ */
+export function pgDueRows(columns: Sql, type: Sql, where: Sql, limit: number | Sql, lock: Sql): Sql {
+  const level = (below: Sql) => sql`SELECT priority FROM jobs WHERE state = 'ready' AND type = ${type}${where}${below} ORDER BY priority DESC LIMIT 1`;
+  return sql`WITH RECURSIVE lv (priority) AS (
+      (${level(sql``)})
+      UNION ALL
+      SELECT (${level(sql` AND priority < lv.priority`)}) FROM lv WHERE lv.priority IS NOT NULL
+    )
+    SELECT x.* FROM lv CROSS JOIN LATERAL (
+      SELECT ${columns} FROM jobs
+      WHERE state = 'ready' AND type = ${type} AND priority = lv.priority AND run_after <= now()${where}
+      ORDER BY priority DESC, run_after, id LIMIT ${limit}${lock}
+    ) x LIMIT ${limit}`;
+}
+
+/**
+ * SQLite: one type's due rows in claim order, priority by priority, as pgDueRows reads them: the
+ * priorities present by a skip scan of the ready index, and within each the due range, which ends
+ * at the first job due later (one pass read every later entry of the type whenever fewer rows
+ * were due than the limit: 5 ms per claim beside 100,000 jobs due tomorrow, 0.04 ms this way).
+ * CROSS JOIN keeps the priorities as the outer loop, so the rows come in claim order and the LIMIT
+ * stops the read; an ORDER BY here would sort every due row of the type first.
+ */
+export function sqliteDueRows(d: SqlDialect, index: string, columns: Sql, type: Sql, where: Sql, limit: number): Sql {
+  const level = (below: Sql) =>
+    sql`SELECT priority FROM jobs INDEXED BY ${sql.raw(index)} WHERE state = 'ready' AND type = ${type}${where}${below} ORDER BY priority DESC LIMIT 1`;
+  return sql`WITH RECURSIVE lv (level) AS (
+      SELECT (${level(sql``)})
+      UNION ALL
+      SELECT (${level(sql` AND priority < lv.level`)}) FROM lv WHERE lv.level IS NOT NULL
+    )
+    SELECT ${columns} FROM lv CROSS JOIN jobs INDEXED BY ${sql.raw(index)}
+    WHERE state = 'ready' AND type = ${type} AND priority = lv.level AND run_after <= ${d.now()}${where}
+    LIMIT ${limit}`;
 }

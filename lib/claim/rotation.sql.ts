@@ -4,7 +4,7 @@ import type { Row, SqlExecutor } from '../database/sql-executor';
 import { CLAIMED_COLUMNS, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import type { ClaimRequest } from './claim-request';
 import { leaseAssignments } from './lease-assignments';
-import { readyByTypeStatement, readyOrder, typeSlices } from './ready-by-type.sql';
+import { pgDueRows, readyByTypeStatement, readyOrder, sqliteDueRows, typeSlices } from './ready-by-type.sql';
 import type { RotationCursor, RotationGroup } from './rotation-plan';
 
 const CURSOR = 'fair-share';
@@ -200,9 +200,7 @@ function groupHeadsStatement(d: SqlDialect, types: readonly string[], groups: re
   return sql`SELECT h.* FROM unnest(${[...groups]}::text[]) WITH ORDINALITY AS g (group_key, ord)
     CROSS JOIN LATERAL (
       SELECT p.* FROM unnest(${[...types]}::text[]) AS q (type)
-      CROSS JOIN LATERAL (SELECT ${CLAIMED_COLUMNS}, weight FROM jobs
-        WHERE state = 'ready' AND type = q.type AND run_after <= ${d.now()} AND group_key = g.group_key
-        ORDER BY ${readyOrder(d)} LIMIT 1 FOR UPDATE SKIP LOCKED) p
+      CROSS JOIN LATERAL (${pgDueRows(sql`${CLAIMED_COLUMNS}, weight`, sql`q.type`, sql` AND group_key = g.group_key`, 1, sql` FOR UPDATE SKIP LOCKED`)}) p
       ORDER BY ${readyOrder(d, 'p.')} LIMIT 1) h
     ORDER BY g.ord`;
 }
@@ -244,6 +242,7 @@ export function pairAfter(d: SqlDialect, at: { from: string } | { group: string;
 
 /** The pair's next job due now (delayed jobs are ready rows too), for its weight. */
 function duePairJob(d: SqlDialect, group: string, type: string): Sql {
+  if (d.name === 'sqlite') return sqliteDueRows(d, 'jobs_ready_group_idx', sql`weight`, sql`${type}`, sql` AND group_key = ${group}`, 1);
   return sql`SELECT weight FROM jobs${sql.raw(PAIR_INDEX[d.name])}
     WHERE state = 'ready' AND group_key = ${group} AND type = ${type} AND run_after <= ${d.now()}
     ORDER BY ${readyOrder(d)} LIMIT 1`;

@@ -41,6 +41,8 @@ export async function renewLeases(db: SqlExecutor, owner: string, leaseTtlMs: nu
 /**
  * Returns jobs this worker will not finish (shutdown) to `ready` at once, without counting the
  * interrupted attempt, so another worker picks them up without waiting for the lease to expire.
+ * Their `run_after` stays: they were due when claimed, and keep their place in claim order
+ * (priority, due time, id) instead of queuing behind every job that became due since.
  */
 export async function handBackLeases(db: SqlExecutor, owner: string, ids: number[]): Promise<number> {
   if (!ids.length) return 0;
@@ -48,7 +50,7 @@ export async function handBackLeases(db: SqlExecutor, owner: string, ids: number
   let handed = 0;
   for (const chunk of chunked([...ids].sort((a, b) => a - b))) {
     const { affected } = await db.run(sql`UPDATE jobs SET state = 'ready', lease_owner = NULL, lease_expires = NULL,
-        attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = NULL, run_after = ${now}, updated_at = ${now}
+        attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = NULL, updated_at = ${now}
       WHERE id IN (${sql.list(chunk)}) AND lease_owner = ${owner} AND state IN ('leased', 'running')`);
     handed += affected;
   }

@@ -1,6 +1,7 @@
-import { ClaimService, type JobQueueService } from '../../lib';
+import { ClaimService, type GraphNode, type JobQueueService } from '../../lib';
 import { jobColumns, toJobRecord } from '../../lib/database/job-row';
 import { sql } from '../../lib/database/sql';
+import { handBackLeases } from '../../lib/lease/lease.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -66,6 +67,48 @@ describeDialects('ClaimService', (db) => {
       const both = shape.types === undefined ? (await request(10, { ...shape, types: ['t', 'other'] })) : await request(10, shape);
       expect(both.map((j) => j.id)).toEqual([ids.high, ids.hourAgo, ids.minuteAgo, ids.now1, ids.now2]);
     }
+  });
+
+  it('finds due jobs under priorities whose jobs are all due later, on every claim path', async () => {
+    const later = new Date(Date.now() + 3_600_000);
+    // Any group, a group's quota, several types, and the statements of a claim under caps.
+    const shapes: Array<Partial<Parameters<ClaimService['claim']>[0]>> = [
+      {},
+      { quotas: [{ group: 'g', limit: 10 }] },
+      { types: ['other', 't'] },
+      { room: { types: { t: 10 } } },
+      { room: { types: { t: 10 } }, quotas: [{ group: 'g', limit: 10 }] },
+    ];
+    for (const shape of shapes) {
+      await resetTables(app);
+      const nodes: GraphNode[] = [];
+      const add = (ref: string, priority: number, due: boolean, n: number) => {
+        for (let i = 0; i < n; i++) nodes.push({ ref: `${ref}${i}`, type: 't', group: 'g', priority, ...(due ? {} : { runAfter: later }) });
+      };
+      add('p5later', 5, false, 30);
+      add('p3later', 3, false, 30);
+      add('p3due', 3, true, 2);
+      add('p1due', 1, true, 3);
+      add('p0later', 0, false, 10);
+      const ids = await queue.enqueueGraph(nodes);
+      const claimed = await request(10, shape);
+      expect(claimed.map((j) => j.id)).toEqual(['p3due0', 'p3due1', 'p1due0', 'p1due1', 'p1due2'].map((r) => ids[r]));
+      expect(await request(10, shape)).toEqual([]);
+    }
+  });
+
+  it('a job handed back (shutdown, a pause) keeps its place in claim order', async () => {
+    const ids = await queue.enqueueGraph([{ ref: 'a', type: 't' }, { ref: 'b', type: 't' }, { ref: 'c', type: 't' }]);
+    const [first] = await request(1, { start: true });
+    expect(first.id).toBe(ids.a);
+    const [before] = await app.rows(`SELECT run_after FROM jobs WHERE id = ${ids.a}`);
+    await new Promise((r) => setTimeout(r, 20)); // a later clock than a's due time
+    expect(await handBackLeases(app.db, 'w1', [ids.a])).toBe(1);
+    const { d } = await queue.enqueueGraph([{ ref: 'd', type: 't' }]);
+    expect((await request(10)).map((j) => j.id)).toEqual([ids.a, ids.b, ids.c, d]);
+    const [after] = await app.rows(`SELECT run_after, attempts FROM jobs WHERE id = ${ids.a}`);
+    expect(String(after.run_after)).toBe(String(before.run_after));
+    expect(Number(after.attempts)).toBe(1); // the handed-back attempt was not counted; this claim's is
   });
 
   it('respects the limit, and "start" writes running and started_at in the same statement', async () => {

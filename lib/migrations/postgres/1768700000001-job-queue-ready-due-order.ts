@@ -5,16 +5,94 @@ import { READY_GROUPS_SQL_V28 } from './1768300000001-job-queue-ready-groups-pau
 
 const every = (text: string, from: string, to: string, times: number): string => swapEvery(32, text, from, to, times);
 
-/** The claim reads and merges its types' rows in (priority, due time, id) order. */
+/**
+ * A type's due rows (of a group's quota, with `group`) in claim order, read priority by priority:
+ * the priorities present among the ready rows by a skip scan of the ready index (one probe each,
+ * run only while rows are still wanted), and within each the due rows, an index range that ends
+ * at the first job due later. Read in one pass over (priority, run_after, id), a claim that found
+ * fewer due rows than its limit (an idle poll, a trickle of work) read every later entry of the
+ * type: 3.6 ms per claim beside 100,000 jobs due tomorrow.
+ */
+function dueByPriority(group: boolean, limit: string): string {
+  const key = group ? 'j.group_key = q.group_key AND ' : '';
+  const order = group ? 'j.group_key, j.type, j.priority DESC' : 'j.type, j.priority DESC';
+  const level = (below: string) =>
+    `SELECT j.priority FROM jobs j WHERE j.state = 'ready' AND ${key}j.type = t.type${below} ORDER BY ${order} LIMIT 1`;
+  return `WITH RECURSIVE lv (priority) AS (
+            (${level('')})
+            UNION ALL
+            SELECT (${level(' AND j.priority < lv.priority')}) FROM lv WHERE lv.priority IS NOT NULL
+          )
+          SELECT x.id, x.priority, x.run_after FROM lv
+          CROSS JOIN LATERAL (
+            SELECT j.id, j.priority, j.run_after FROM jobs j
+            WHERE j.state = 'ready' AND ${key}j.type = t.type AND j.priority = lv.priority AND j.run_after <= now()
+            ORDER BY ${order}, j.run_after, j.id
+            LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED
+          ) x
+          LIMIT ${limit}`;
+}
+
+/** The claim reads each type's rows by dueByPriority and merges them in (priority, due time, id) order. */
 export const CLAIM_SQL_V32 = every(
-  every(every(CLAIM_SQL_V23, 'SELECT id, priority FROM jobs', 'SELECT id, priority, run_after FROM jobs', 2), 'type, priority DESC, id\n', 'type, priority DESC, run_after, id\n', 2),
+  every(
+    every(
+      CLAIM_SQL_V23,
+      `SELECT id, priority FROM jobs
+            WHERE state = 'ready' AND group_key = q.group_key AND type = t.type AND run_after <= now()
+            ORDER BY group_key, type, priority DESC, id
+            LIMIT q.lim
+            FOR UPDATE SKIP LOCKED`,
+      dueByPriority(true, 'q.lim'),
+      1,
+    ),
+    `SELECT id, priority FROM jobs
+          WHERE state = 'ready' AND type = t.type AND run_after <= now()
+          ORDER BY type, priority DESC, id
+          LIMIT $5
+          FOR UPDATE SKIP LOCKED`,
+    dueByPriority(false, '$5'),
+    1,
+  ),
   'ORDER BY p.priority DESC, p.id',
   'ORDER BY p.priority DESC, p.run_after, p.id',
   2,
 );
 
-/** The walk of ready groups probes each pair's first job in the same order. */
-export const READY_GROUPS_SQL_V32 = every(READY_GROUPS_SQL_V28, 'j.priority DESC, j.id LIMIT 1', 'j.priority DESC, j.run_after, j.id LIMIT 1', 7);
+/**
+ * The walk of ready groups probes each pair's first job in the same order, and a pair whose first
+ * job is not due yet by dueByPriority's steps: priority by priority, each a range that ends at the
+ * first job due later (one probe read every later entry of the pair).
+ */
+export const READY_GROUPS_SQL_V32 = every(
+  every(
+    every(READY_GROUPS_SQL_V28, 'j.priority DESC, j.id LIMIT 1', 'j.priority DESC, j.run_after, j.id LIMIT 1', 7),
+    `          SELECT j.weight INTO v_w FROM jobs j
+            WHERE j.state = 'ready' AND j.group_key = v_g AND j.type = v_t AND j.run_after <= now()
+            ORDER BY j.group_key, j.type, j.priority DESC, j.run_after, j.id LIMIT 1;
+`,
+    `          SELECT j.priority INTO v_p FROM jobs j WHERE j.state = 'ready' AND j.group_key = v_g AND j.type = v_t
+            ORDER BY j.group_key, j.type, j.priority DESC LIMIT 1;
+          WHILE v_p IS NOT NULL AND v_w IS NULL LOOP
+            SELECT j.weight INTO v_w FROM jobs j
+              WHERE j.state = 'ready' AND j.group_key = v_g AND j.type = v_t AND j.priority = v_p AND j.run_after <= now()
+              ORDER BY j.group_key, j.type, j.priority DESC, j.run_after, j.id LIMIT 1;
+            IF v_w IS NULL THEN
+              SELECT j.priority INTO v_p FROM jobs j WHERE j.state = 'ready' AND j.group_key = v_g AND j.type = v_t AND j.priority < v_p
+                ORDER BY j.group_key, j.type, j.priority DESC LIMIT 1;
+            END IF;
+          END LOOP;
+`,
+    1,
+  ),
+  `      v_due boolean;
+`,
+  `      v_due boolean;
+      v_p int;
+`,
+  1,
+);
 
 /**
  * Claim order becomes priority, then due time (`run_after`), then id, and the ready indexes
