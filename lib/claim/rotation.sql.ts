@@ -240,10 +240,8 @@ export function pairAfter(d: SqlDialect, at: { from: string } | { group: string;
     ORDER BY group_key, type LIMIT 1`;
 }
 
-/** The pair's next job due now (delayed jobs are ready rows too), for its weight. */
+/** The pair's next job due now (delayed jobs are ready rows too), for its weight (MySQL and SQLite; PostgreSQL walks in a function). */
 function duePairJob(d: SqlDialect, group: string, type: string): Sql {
   if (d.name === 'sqlite') return sqliteDueRows(d, 'jobs_ready_group_idx', sql`weight`, sql`${type}`, sql` AND group_key = ${group}`, 1);
-  return sql`SELECT weight FROM jobs${sql.raw(PAIR_INDEX[d.name])}
-    WHERE state = 'ready' AND group_key = ${group} AND type = ${type} AND run_after <= ${d.now()}
-    ORDER BY ${readyOrder(d)} LIMIT 1`;
+  return readyByTypeStatement(d, [type], 1, { columns: sql`weight, priority, run_after, id`, group, lock: false });
 }

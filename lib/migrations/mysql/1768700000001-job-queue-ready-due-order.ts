@@ -6,7 +6,8 @@ const every = (text: string, from: string, to: string, times: number): string =>
 
 /**
  * A rotation walk (migration 17's frozen text) that reads each (group, type) pair's head in
- * (neg_priority, run_after, id) order and takes a group's best head by the same order.
+ * (neg_priority, run_after, id) order and takes a group's best head by the same order; a pair
+ * whose head is not due is looked at below the head's priority only.
  */
 function inDueOrder(text: string): string {
   const steps: Array<[string, string, number]> = [
@@ -20,6 +21,13 @@ function inDueOrder(text: string): string {
     [`ORDER BY group_key, type, neg_priority, id LIMIT 1`, `ORDER BY group_key, type, neg_priority, run_after, id LIMIT 1`, 2],
     [`SELECT id, neg_priority INTO v_id, v_np FROM`, `SELECT id, neg_priority, run_after INTO v_id, v_np, v_ra FROM`, 1],
     [`ORDER BY neg_priority, id LIMIT 1`, `ORDER BY neg_priority, run_after, id LIMIT 1`, 1],
+    // The head was not due, so nothing of its priority is: look below it only (one pass from the
+    // front read every later entry of the pair).
+    [
+      `AND type = v_type AND run_after <= UTC_TIMESTAMP(3)\n              ORDER BY neg_priority, run_after, id LIMIT 1`,
+      `AND type = v_type AND run_after <= UTC_TIMESTAMP(3) AND neg_priority > v_np\n              ORDER BY neg_priority, run_after, id LIMIT 1`,
+      1,
+    ],
     [
       `(v_best IS NULL OR v_np < v_best_np OR (v_np = v_best_np AND v_id < v_best))`,
       `(v_best IS NULL OR v_np < v_best_np OR (v_np = v_best_np AND (v_ra < v_best_ra OR (v_ra = v_best_ra AND v_id < v_best))))`,
