@@ -65,7 +65,10 @@ describeDialects(`long run: ${JOBS.toLocaleString('en')} jobs through one worker
     await app.queue.enqueueGraph(Array.from({ length: 5 }, (_, i) => ({ ref: `after${i}`, type: 'noop' })));
     if (db.dialect === 'postgres') await app.rows(`VACUUM ANALYZE jobs`); // as autovacuum would
     const { text, params } = claimCandidatesStatement(app.db.dialect, ['noop'], { limit: 10 }).render(db.dialect);
-    const plan = JSON.stringify(await app.dataSource.query((db.dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ') + text, params));
+    const rows: Array<Record<string, unknown>> = await app.dataSource.query((db.dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ') + text, params);
+    // MySQL reads a type as two UNION arms (priority 0, and higher priorities) and merges their
+    // rows, at most twice the limit, with a sort of the union's result: the reads of jobs are checked.
+    const plan = JSON.stringify(db.dialect === 'mysql' ? rows.filter((r) => r.table === 'jobs') : rows);
     if (db.dialect === 'postgres') {
       // PostgreSQL plans by cost: for five rows in a table 20,000 jobs have just passed through
       // (the ready index's pages stay allocated after VACUUM) it may rightly take a smaller index,
@@ -76,6 +79,7 @@ describeDialects(`long run: ${JOBS.toLocaleString('en')} jobs through one worker
       // MySQL and SQLite pin the ready index by hint: churn and an emptied table change nothing.
       expect(plan).toMatch(/jobs_ready_idx/);
       expect(plan).not.toMatch(/SCAN jobs\b(?! USING)|TEMP B-TREE|filesort/);
+      if (db.dialect === 'mysql') expect(rows.every((r) => r.table === 'jobs' ? r.key === 'jobs_ready_idx' : r.select_type === 'UNION RESULT')).toBe(true);
     }
   }, Math.max(300_000, JOBS * 15)); // 10-25 s per dialect when quiet; 8x that was seen with the suite and a benchmark sharing 2 cores
 });

@@ -98,6 +98,29 @@ function cteBuffers(plan: string, name: string): number {
   return Number(hit[1]);
 }
 
+/**
+ * MySQL: runs `work` on one connection inside a transaction it rolls back, and counts the index
+ * entries the server looked at meanwhile: rows read, and entries tested by a pushed-down condition.
+ */
+async function mysqlEntriesRead<T>(app: QueueApp, work: (query: (text: string, params?: unknown[]) => Promise<any>) => Promise<T>): Promise<{ result: T; entries: number }> {
+  const runner = app.dataSource.createQueryRunner();
+  const counted = async () => {
+    const rows: Array<{ Variable_name: string; Value: string }> = await runner.query(
+      `SHOW SESSION STATUS WHERE Variable_name LIKE 'Handler_read%' OR Variable_name = 'Handler_icp_attempts'`,
+    );
+    return rows.reduce((n, r) => n + Number(r.Value), 0);
+  };
+  try {
+    await runner.query('BEGIN');
+    const before = await counted();
+    const result = await work((text, params) => runner.query(text, params));
+    return { result, entries: (await counted()) - before };
+  } finally {
+    await runner.query('ROLLBACK');
+    await runner.release();
+  }
+}
+
 /** The sort keys of every Sort node in a plan. */
 function sortKeys(plan: string): string[] {
   return [...plan.matchAll(/Sort Key: (.*)/g)].map((m) => m[1].trim());
@@ -407,28 +430,15 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
     } else if (d.name === 'mysql') {
       // The floor read and the locking read from it: index entries the server looked at, each
       // counted once (a read, or an entry tested by the pushed-down run_after condition).
-      const runner = app.dataSource.createQueryRunner();
-      try {
-        await runner.query('BEGIN');
-        const read = async () => {
-          const rows: Array<{ Variable_name: string; Value: string }> = await runner.query(
-            `SHOW SESSION STATUS WHERE Variable_name LIKE 'Handler_read%' OR Variable_name = 'Handler_icp_attempts'`,
-          );
-          return rows.reduce((n, r) => n + Number(r.Value), 0);
-        };
-        const before = await read();
+      const { result: rows, entries } = await mysqlEntriesRead(app, async (query) => {
         const f = readyFloorsStatement(d, ['t0'], {}).render('mysql');
-        const floors = toReadyFloors(await runner.query(f.text, f.params));
+        const floors = toReadyFloors(await query(f.text, f.params));
         expect(floors.get('t0')?.id).toBe(Math.min(...due));
         const { text, params } = claimCandidatesStatement(d, ['t0'], { limit: 10 }, undefined, false, floors).render('mysql');
-        const rows = await runner.query(text, params);
-        const after = await read();
-        expect(rows.map((r: { id: number }) => Number(r.id))).toEqual(due.slice(0, 10));
-        expect(after - before).toBeLessThan(100);
-      } finally {
-        await runner.query('ROLLBACK');
-        await runner.release();
-      }
+        return query(text, params);
+      });
+      expect(rows.map((r: { id: number }) => Number(r.id))).toEqual(due.slice(0, 10));
+      expect(entries).toBeLessThan(100);
     } else {
       // The pick of a claim (ids in claim order) is answered by the index alone, run_after included.
       expect(await explain(app, sqlitePickStatement(d, request2, { limit: 10 }))).toMatch(/USING COVERING INDEX jobs_ready_idx \(type=\?\)/);
@@ -439,27 +449,15 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
     // not the 2,000 later ones (MySQL reads priority 0 as a range that ends at the first of them).
     expect((await claims.claim({ owner: 'w', types: ['t0'], quotas: [{ limit: 20 }], leaseTtlMs: 30_000, start: true })).map((j) => j.id)).toEqual(due.slice(20));
     if (d.name === 'mysql') {
-      const runner = app.dataSource.createQueryRunner();
-      try {
-        await runner.query('BEGIN');
-        const read = async () => {
-          const rows: Array<{ Variable_name: string; Value: string }> = await runner.query(
-            `SHOW SESSION STATUS WHERE Variable_name LIKE 'Handler_read%' OR Variable_name = 'Handler_icp_attempts'`,
-          );
-          return rows.reduce((n, r) => n + Number(r.Value), 0);
-        };
-        const before = await read();
+      const { entries } = await mysqlEntriesRead(app, async (query) => {
         const f = readyFloorsStatement(d, ['t0'], {}).render('mysql');
-        expect(await runner.query(f.text, f.params)).toEqual([]);
+        expect(await query(f.text, f.params)).toEqual([]);
         const front = claimCandidatesStatement(d, ['t0'], { limit: 10 }).render('mysql');
-        expect(await runner.query(front.text, front.params)).toEqual([]);
-        await runner.query(`CALL job_queue_rotation_walk('["t0"]', 5, NULL)`);
-        await runner.query(`CALL job_queue_rotation_walk_floors('["t0"]', 5, NULL)`);
-        expect((await read()) - before).toBeLessThan(100);
-      } finally {
-        await runner.query('ROLLBACK');
-        await runner.release();
-      }
+        expect(await query(front.text, front.params)).toEqual([]);
+        await query(`CALL job_queue_rotation_walk('["t0"]', 5, NULL)`);
+        await query(`CALL job_queue_rotation_walk_floors('["t0"]', 5, NULL)`);
+      });
+      expect(entries).toBeLessThan(100);
     }
   });
 });

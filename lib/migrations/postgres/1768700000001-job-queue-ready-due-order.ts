@@ -100,9 +100,11 @@ export const READY_GROUPS_SQL_V32 = every(
  * it. Jobs due later (scheduled ahead, retries backing off) now sit after the due jobs of their
  * priority instead of among them in id order, so a claim reads the due rows first and stops at
  * its limit. Before, it stepped over every earlier-enqueued delayed entry of its type on each
- * claim: with 100,000 jobs of the worker's own type due tomorrow, a claim of 10 took 8.4 ms
- * (bench scan-cost, case e). A claim that finds fewer due rows than it asks for still passes the
- * delayed entries of its priorities once, as graphile-worker's claim (priority, run_at) does.
+ * claim: with 100,000 jobs of the worker's own type due tomorrow, a claim of 10 took 4.9 ms
+ * (bench scan-cost, case e; 0.47 ms now). Each priority's due rows are read as an index range
+ * that ends at the first job due later (dueByPriority), so a claim that finds fewer due rows than
+ * it asks for does not pass the later ones either, where one pass in (priority, run_after, id)
+ * order, as graphile-worker's claim reads, did: 3.6 ms per idle claim beside those 100,000.
  *
  * Order among due jobs barely moves: a job's `run_after` is its enqueue time unless it was
  * scheduled or retried, so jobs enqueued together keep their id order; a retry that backed off
