@@ -19,7 +19,7 @@ const BUSY_RETRY_MS = 20;
 /**
  * Atomically leases ready jobs: one transaction, one branch per dialect. Every claimed row is
  * written with this owner, a lease deadline and one more attempt; the rows come back ordered
- * by priority (highest first), then id.
+ * by priority (highest first), then due time, then id.
  *
  * Without limits PostgreSQL claims with one function call (no explicit transaction; the
  * rotation claim, used when there are more ready groups than slots, is a second function) and SQLite

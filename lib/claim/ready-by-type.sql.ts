@@ -48,7 +48,7 @@ export function readyOrder(d: SqlDialect, alias = ''): Sql {
 
 /**
  * The best `limit` ready rows among `types`, of any group or of one, by priority (highest first),
- * then id.
+ * then due time, then id.
  *
  * The ready index leads with the type (migration: `jobs_ready_idx` by type), and every type is
  * read from its own stretch of it, at most `limit` rows each; the statement keeps the best
