@@ -4,7 +4,7 @@ import type { Row, SqlExecutor } from '../database/sql-executor';
 import { CLAIMED_COLUMNS, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import type { ClaimRequest } from './claim-request';
 import { leaseAssignments } from './lease-assignments';
-import { pgDueRows, readyByTypeStatement, readyOrder, sqliteDueRows, typeSlices } from './ready-by-type.sql';
+import { pgDueRows, readyByTypeStatement, readyOrder, typeSlices } from './ready-by-type.sql';
 import type { RotationCursor, RotationGroup } from './rotation-plan';
 
 const CURSOR = 'fair-share';
@@ -242,6 +242,5 @@ export function pairAfter(d: SqlDialect, at: { from: string } | { group: string;
 
 /** The pair's next job due now (delayed jobs are ready rows too), for its weight (MySQL and SQLite; PostgreSQL walks in a function). */
 function duePairJob(d: SqlDialect, group: string, type: string): Sql {
-  if (d.name === 'sqlite') return sqliteDueRows(d, 'jobs_ready_group_idx', sql`weight`, sql`${type}`, sql` AND group_key = ${group}`, 1);
   return readyByTypeStatement(d, [type], 1, { columns: sql`weight, priority, run_after, id`, group, lock: false });
 }
