@@ -6,7 +6,7 @@ import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import { leaseAssignments } from './lease-assignments';
 import { leaseJobs } from './lease-jobs.sql';
-import { CHECK_TYPES_FROM, readyByTypeStatement, readyTypesStatement, TYPES_PER_CHECK, TYPES_PER_PROBE } from './ready-by-type.sql';
+import { readyByTypeStatement, readyTypesStatement, toSqliteLevels, TYPES_PER_CHECK, TYPES_PER_PROBE, type SqliteLevels, type SqliteTypeLevels } from './ready-by-type.sql';
 
 /**
  * SQLite has no row locks (FOR UPDATE does nothing): the transaction is `BEGIN IMMEDIATE`,
@@ -15,24 +15,53 @@ import { CHECK_TYPES_FROM, readyByTypeStatement, readyTypesStatement, TYPES_PER_
  */
 export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promise<ClaimedJob[]> {
   const d = tx.dialect;
-  if (request.types.length >= CHECK_TYPES_FROM) {
-    // Many handled types: read the arms of those with ready rows only (readyTypesStatement).
-    const present = new Set<string>();
+  let levels: SqliteLevels | undefined;
+  if (request.types.length >= SQLITE_CHECK_TYPES_FROM) {
+    // Several handled types: read the due levels of the types with due rows only (readyTypesStatement).
+    const found = new Map<string, SqliteTypeLevels>();
     for (const slice of chunked(request.types, TYPES_PER_CHECK)) {
-      for (const row of (await tx.run(readyTypesStatement(d, slice))).rows) present.add(String(row.type));
+      for (const [type, due] of toSqliteLevels((await tx.run(readyTypesStatement(d, slice))).rows)) found.set(type, due);
     }
-    if (!present.size) return [];
-    request = { ...request, types: request.types.filter((t) => present.has(t)) };
+    if (!found.size) return [];
+    levels = found;
+    request = { ...request, types: request.types.filter((t) => found.has(t)) };
   }
   // More types than one compound SELECT probes: select, then lease (still one transaction).
   if (request.types.length > TYPES_PER_PROBE) return leaseJobs(tx, request, await selectClaimCandidates(tx, request));
   const claimed: ClaimedJob[] = [];
   for (const quota of request.quotas) {
     if (quota.limit <= 0) continue;
-    const rows = quota.limit <= PICK_FIRST_UP_TO ? await pickThenLease(tx, request, quota) : (await tx.run(sqliteClaimStatement(d, request, quota))).rows;
+    // Without the check there is one type (SQLITE_CHECK_TYPES_FROM).
+    const rows = levels ? await take(tx, request, quota, levels) : await takeByLevel(tx, request, quota);
     for (const row of rows) claimed.push(toClaimedJob(row));
   }
   return claimed;
+}
+
+/**
+ * From this many handled types a SQLite claim first checks which have due rows, and at which
+ * level (readyTypesStatement): its compound SELECT then has an arm per due level, mostly one per
+ * type with work. Without the check, two types read four arms on every claim (0.50 against 0.34 ms
+ * for a claim of 10 spread over two types).
+ */
+export const SQLITE_CHECK_TYPES_FROM = 2;
+
+/**
+ * One type, not checked: its top priority first, then, only when that is short of the quota, the
+ * priorities below it (whose rows all come after in claim order). A busy claim then reads one
+ * index range and an idle one two, where one compound SELECT of both levels cost every claim ~50 µs
+ * more (its co-routines and merge: 0.33 against 0.26 ms for a claim of 10).
+ */
+async function takeByLevel(tx: SqlExecutor, request: ClaimRequest, quota: ClaimQuota): Promise<Row[]> {
+  const [type] = request.types;
+  const top = await take(tx, request, quota, new Map([[type, { read: ['top'] }]]));
+  if (top.length >= quota.limit) return top;
+  return [...top, ...(await take(tx, request, { ...quota, limit: quota.limit - top.length }, new Map([[type, { read: ['below'] }]])))];
+}
+
+async function take(tx: SqlExecutor, request: ClaimRequest, quota: ClaimQuota, levels: SqliteLevels): Promise<Row[]> {
+  if (quota.limit <= PICK_FIRST_UP_TO) return pickThenLease(tx, request, quota, levels);
+  return (await tx.run(sqliteClaimStatement(tx.dialect, request, quota, levels))).rows;
 }
 
 /**
@@ -45,16 +74,16 @@ export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promi
 export const PICK_FIRST_UP_TO = 20;
 
 /** The quota's ready ids in claim order, then one UPDATE of those ids (one statement text whatever their number). */
-async function pickThenLease(tx: SqlExecutor, request: ClaimRequest, quota: ClaimQuota): Promise<Row[]> {
-  const { rows: picked } = await tx.run(sqlitePickStatement(tx.dialect, request, quota));
+async function pickThenLease(tx: SqlExecutor, request: ClaimRequest, quota: ClaimQuota, levels?: SqliteLevels): Promise<Row[]> {
+  const { rows: picked } = await tx.run(sqlitePickStatement(tx.dialect, request, quota, levels));
   if (!picked.length) return [];
   const { rows } = await tx.run(sqliteLeaseByIds(tx.dialect, request, picked.map((r) => Number(r.id))));
   return rows;
 }
 
 /** A small quota's ready ids (pickThenLease), exported for EXPLAIN in tests. */
-export function sqlitePickStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
-  return readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority, run_after`, group: quota.group, excludeGroups: skippedGroups(request), lock: false });
+export function sqlitePickStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota, levels?: SqliteLevels): Sql {
+  return readyByTypeStatement(d, request.types, quota.limit, { columns: sql`id, priority, run_after`, group: quota.group, excludeGroups: skippedGroups(request), lock: false, levels });
 }
 
 /** The lease of picked ids, exported for EXPLAIN in tests: the ids travel as one JSON array. */
@@ -66,12 +95,13 @@ export function sqliteLeaseByIds(d: SqlDialect, request: ClaimRequest, ids: read
 }
 
 /** The claim of one quota, exported for EXPLAIN in tests. */
-export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota): Sql {
+export function sqliteClaimStatement(d: SqlDialect, request: ClaimRequest, quota: ClaimQuota, levels?: SqliteLevels): Sql {
   const pick = readyByTypeStatement(d, request.types, quota.limit, {
     columns: sql`id, priority, run_after`,
     group: quota.group,
     excludeGroups: skippedGroups(request),
     lock: false,
+    levels,
   });
   return sql`
     UPDATE jobs SET ${leaseAssignments(d, request)}

@@ -79,21 +79,30 @@ describeDialects('ClaimService', (db) => {
       { room: { types: { t: 10 } } },
       { room: { types: { t: 10 } }, quotas: [{ group: 'g', limit: 10 }] },
     ];
-    for (const shape of shapes) {
-      await resetTables(app);
-      const nodes: GraphNode[] = [];
-      const add = (ref: string, priority: number, due: boolean, n: number) => {
-        for (let i = 0; i < n; i++) nodes.push({ ref: `${ref}${i}`, type: 't', group: 'g', priority, ...(due ? {} : { runAfter: later }) });
-      };
-      add('p5later', 5, false, 30);
-      add('p3later', 3, false, 30);
-      add('p3due', 3, true, 2);
-      add('p1due', 1, true, 3);
-      add('p0later', 0, false, 10);
-      const ids = await queue.enqueueGraph(nodes);
-      const claimed = await request(10, shape);
-      expect(claimed.map((j) => j.id)).toEqual(['p3due0', 'p3due1', 'p1due0', 'p1due1', 'p1due2'].map((r) => ids[r]));
-      expect(await request(10, shape)).toEqual([]);
+    // The top priority all due later, or one of its jobs due (fewer than asked for: SQLite reads
+    // the top, then the priorities below it); a quota small enough to pick ids first, and one that
+    // is not (PICK_FIRST_UP_TO).
+    for (const topDue of [false, true]) {
+      for (const limit of [10, 30]) {
+        for (const shape of shapes) {
+          await resetTables(app);
+          const nodes: GraphNode[] = [];
+          const add = (ref: string, priority: number, due: boolean, n: number) => {
+            for (let i = 0; i < n; i++) nodes.push({ ref: `${ref}${i}`, type: 't', group: 'g', priority, ...(due ? {} : { runAfter: later }) });
+          };
+          add('p5later', 5, false, 30);
+          if (topDue) add('p5due', 5, true, 1);
+          add('p3later', 3, false, 30);
+          add('p3due', 3, true, 2);
+          add('p1due', 1, true, 3);
+          add('p0later', 0, false, 10);
+          const ids = await queue.enqueueGraph(nodes);
+          const claimed = await request(limit, shape);
+          const expected = [...(topDue ? ['p5due0'] : []), 'p3due0', 'p3due1', 'p1due0', 'p1due1', 'p1due2'];
+          expect(claimed.map((j) => j.id)).toEqual(expected.map((r) => ids[r]));
+          expect(await request(limit, shape)).toEqual([]);
+        }
+      }
     }
   });
 

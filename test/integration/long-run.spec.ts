@@ -1,4 +1,5 @@
 import { claimCandidatesStatement } from '../../lib/claim/claim-candidates.sql';
+import { sqlitePickStatement } from '../../lib/claim/sqlite.claim';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
@@ -64,8 +65,16 @@ describeDialects(`long run: ${JOBS.toLocaleString('en')} jobs through one worker
     await worker.exited;
     await app.queue.enqueueGraph(Array.from({ length: 5 }, (_, i) => ({ ref: `after${i}`, type: 'noop' })));
     if (db.dialect === 'postgres') await app.rows(`VACUUM ANALYZE jobs`); // as autovacuum would
-    const { text, params } = claimCandidatesStatement(app.db.dialect, ['noop'], { limit: 10 }).render(db.dialect);
-    const rows: Array<Record<string, unknown>> = await app.dataSource.query((db.dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ') + text, params);
+    // SQLite's claim of one type reads its top priority, then the priorities below it: one statement each.
+    const statements =
+      db.dialect === 'sqlite'
+        ? (['top', 'below'] as const).map((level) => sqlitePickStatement(app.db.dialect, { owner: 'w', types: ['noop'], quotas: [{ limit: 10 }], leaseTtlMs: 30_000 }, { limit: 10 }, new Map([['noop', { read: [level] }]])))
+        : [claimCandidatesStatement(app.db.dialect, ['noop'], { limit: 10 })];
+    const rows: Array<Record<string, unknown>> = [];
+    for (const statement of statements) {
+      const { text, params } = statement.render(db.dialect);
+      rows.push(...(await app.dataSource.query((db.dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ') + text, params)));
+    }
     // MySQL reads a type as two UNION arms (priority 0, and higher priorities) and merges their
     // rows, at most twice the limit, with a sort of the union's result: the reads of jobs are checked.
     const plan = JSON.stringify(db.dialect === 'mysql' ? rows.filter((r) => r.table === 'jobs') : rows);

@@ -1,6 +1,6 @@
 import { ClaimService, type ClaimRequest } from '../../lib';
 import { claimCandidatesStatement } from '../../lib/claim/claim-candidates.sql';
-import { readyFloorsStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
+import { readyFloorsStatement, readyTypesStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
 import { PICK_FIRST_UP_TO, sqliteClaimStatement, sqliteLeaseByIds, sqlitePickStatement } from '../../lib/claim/sqlite.claim';
 import { sql as sqlOf, type Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
@@ -203,13 +203,17 @@ describeDialects('the claim reads the ready index only', (db) => {
     } else {
       // Quotas up to PICK_FIRST_UP_TO pick their ids with the same probe, then lease by primary key.
       expect(request.quotas[0].limit).toBeLessThanOrEqual(PICK_FIRST_UP_TO);
+      // A claim of one type reads its top priority, then the priorities below it (sqliteLevels).
+      const levels = (level: 't' | 'b') => new Map(request.types.map((t) => [t, { read: [level === 't' ? 'top' : 'below'] as const }]));
       for (const statement of [sqliteClaimStatement, sqlitePickStatement]) {
-        const plan = await explain(app, statement(app.db.dialect, request, request.quotas[0]));
-        expect(plan).toMatch(/USING (COVERING )?INDEX jobs_ready_idx/);
-        expect(plan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
-        const gplan = await explain(app, statement(app.db.dialect, grouped, grouped.quotas[0]));
-        expect(gplan).toMatch(/USING (COVERING )?INDEX jobs_ready_group_idx \(group_key=\? AND type=\?\)/);
-        expect(gplan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+        for (const level of ['t', 'b'] as const) {
+          const plan = await explain(app, statement(app.db.dialect, request, request.quotas[0], levels(level)));
+          expect(plan).toMatch(/USING (COVERING )?INDEX jobs_ready_idx/);
+          expect(plan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+          const gplan = await explain(app, statement(app.db.dialect, grouped, grouped.quotas[0], levels(level)));
+          expect(gplan).toMatch(/USING (COVERING )?INDEX jobs_ready_group_idx \(group_key=\? AND type=\?/);
+          expect(gplan).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+        }
       }
       const lease = await explain(app, sqliteLeaseByIds(app.db.dialect, request, [3, 1, 2]));
       expect(lease).toMatch(/SEARCH jobs USING INTEGER PRIMARY KEY \(rowid=\?\)/);
@@ -458,6 +462,18 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
         await query(`CALL job_queue_rotation_walk_floors('["t0"]', 5, NULL)`);
       });
       expect(entries).toBeLessThan(100);
+    } else if (d.name === 'sqlite') {
+      // SQLite reads the type's top priority as an index range that ends at the first job due
+      // later, then the priorities below it (none here, an empty range); the check of which
+      // types have due rows probes the same ranges. One pass had run_after as a filter only, and
+      // stepped over every later entry whenever fewer jobs were due than asked for.
+      const top = await explain(app, sqlitePickStatement(d, request2, { limit: 20 }, new Map([['t0', { read: ['top'] as const }]])));
+      expect(top).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority=\? AND run_after<\?\)/);
+      const below = await explain(app, sqlitePickStatement(d, request2, { limit: 20 }, new Map([['t0', { read: ['below'] as const }]])));
+      expect(below).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority<\?\)/);
+      const check = await explain(app, readyTypesStatement(d, ['t0', 't1']));
+      expect(check).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority=\? AND run_after<\?\)/);
+      expect(check).not.toMatch(/SCAN jobs/);
     }
   });
 });
