@@ -9,7 +9,7 @@ import { leaseJobs } from './lease-jobs.sql';
 import { capsApply, claimUnderLimits } from './limited.claim';
 import { RateForecast } from './rate-forecast';
 import { rateLimitsApply } from './rate-gate';
-import { postgresClaimArgs, postgresClaimInTransaction, postgresClaimStatement, weightsFitOneCall, type PostgresClaimArgs } from './postgres.claim';
+import { postgresClaimArgs, postgresClaimInTransaction, postgresClaimStatement, type PostgresClaimArgs } from './postgres.claim';
 import { claimRotation } from './rotation.claim';
 import { claimSqlite } from './sqlite.claim';
 
@@ -83,7 +83,7 @@ export class ClaimService {
     return postgresClaimArgs(request);
   }
 
-  /** The claim functions know nothing of caps, rate windows or per-process room, nor of thousands of group weights. */
+  /** The claim functions know nothing of caps, rate windows or per-process room. */
   private inOneCall(request: ClaimRequest): boolean {
     // The rotation function steps over paused groups itself (PostgreSQL migration 28); an
     // any-group quota could reach one, so it is served only when none is paused. Per-group
@@ -94,8 +94,7 @@ export class ClaimService {
       !capsApply(request) &&
       !request.room &&
       !anyGroupReachesPaused &&
-      !rateLimitsApply(request) &&
-      weightsFitOneCall(request)
+      !rateLimitsApply(request)
     );
   }
 

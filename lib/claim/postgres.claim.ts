@@ -2,6 +2,7 @@ import { PgArrayLiteral } from '../database/pg-array-literal';
 import { sql, type Sql } from '../database/sql';
 import type { ClaimRequest } from './claim-request';
 import { claimedColumns, PG_CLAIMED_COLUMNS } from './claimed-job';
+import { claimWeightsOf } from './weight-sets.sql';
 
 /**
  * PostgreSQL: one call of `job_queue_claim` (migration 4), which locks the rows to take with
@@ -27,9 +28,10 @@ export interface PostgresClaimArgs {
   start: boolean;
   /** Set for the rotation claim, with the groups' weights. */
   rotation: number | null;
-  /** The configured group weights (rotation only), as array literals built once (see weightListsOf). */
+  /** The configured group weights (rotation only): a few as array literals built once, many as a stored set (claimWeightsOf). */
   weightGroups: PgArrayLiteral;
   weights: PgArrayLiteral;
+  weightSet: string | null;
 }
 
 /**
@@ -44,48 +46,15 @@ export function postgresClaimArgs(request: ClaimRequest): PostgresClaimArgs | nu
   const types = [...request.types];
   const start = request.start === true;
   if (request.rotation) {
-    const { groups: weightGroups, weights } = weightListsOf(request.groupWeights);
-    return { owner, types, groups: [], limits: [], any: 0, ttlMs, start, rotation: request.rotation, weightGroups, weights };
+    const { groups: weightGroups, weights, setId: weightSet } = claimWeightsOf(request.groupWeights);
+    return { owner, types, groups: [], limits: [], any: 0, ttlMs, start, rotation: request.rotation, weightGroups, weights, weightSet };
   }
   const grouped = request.quotas.filter((q) => q.group !== undefined && q.limit > 0);
   const any = request.quotas.filter((q) => q.group === undefined).reduce((n, q) => n + q.limit, 0);
   if (!grouped.length && any <= 0) return null;
   const groups = grouped.map((q) => q.group!);
-  return { owner, types, groups, limits: grouped.map((q) => q.limit), any, ttlMs, start, rotation: null, weightGroups: NO_WEIGHTS.groups, weights: NO_WEIGHTS.weights };
-}
-
-/**
- * Group weights a rotation claim function call carries at most. The call takes them as two array
- * literals (built once, see weightListsOf), which PostgreSQL parses on every claim and looks each
- * group up in, so its cost grows with every weight configured. 100 live groups, one worker:
- * 4,425 jobs/s with 101 weights, 4,005 with 3,100, 2,309–2,445 with 10,100 (the statement path:
- * 2,285–2,316), 895 with 30,100. Past this many, the rotation claim takes the statements
- * (lib/claim/rotation.claim.ts), which look a group's weight up in this process.
- */
-export const CALL_WEIGHTS_MAX = 10_000;
-
-/** Whether the claim function can carry the request's group weights (see CALL_WEIGHTS_MAX). */
-export function weightsFitOneCall(request: ClaimRequest): boolean {
-  return !request.rotation || weightListsOf(request.groupWeights).count <= CALL_WEIGHTS_MAX;
-}
-
-/** The weights as the call's two array parameters, built once per options object (claims pass the same one). */
-interface WeightLists {
-  count: number;
-  groups: PgArrayLiteral;
-  weights: PgArrayLiteral;
-}
-const weightLists = new WeakMap<Record<string, number>, WeightLists>();
-const NO_WEIGHTS: WeightLists = { count: 0, groups: PgArrayLiteral.ofText([]), weights: PgArrayLiteral.ofInt([]) };
-function weightListsOf(groupWeights: Record<string, number> | undefined): WeightLists {
-  if (!groupWeights) return NO_WEIGHTS;
-  let lists = weightLists.get(groupWeights);
-  if (!lists) {
-    const entries = Object.entries(groupWeights);
-    lists = { count: entries.length, groups: PgArrayLiteral.ofText(entries.map(([g]) => g)), weights: PgArrayLiteral.ofInt(entries.map(([, w]) => w)) };
-    weightLists.set(groupWeights, lists);
-  }
-  return lists;
+  const none = claimWeightsOf(undefined);
+  return { owner, types, groups, limits: grouped.map((q) => q.limit), any, ttlMs, start, rotation: null, weightGroups: none.groups, weights: none.weights, weightSet: null };
 }
 
 /** The function call that claims for `request`, for a FROM clause; null when nothing is asked. */
@@ -95,7 +64,7 @@ export function postgresClaimCall(request: ClaimRequest): Sql | null {
   if (a.rotation !== null) {
     return sql`job_queue_claim_rotation(${a.owner}, ${a.types}::text[],
     ${a.rotation}::int, ${a.ttlMs}::float8, ${a.start},
-    ${a.weightGroups}::text[], ${a.weights}::int[])`;
+    ${a.weightGroups}::text[], ${a.weights}::int[], ${a.weightSet}::text)`;
   }
   return sql`job_queue_claim(${a.owner}, ${a.types}::text[],
     ${a.groups}::text[], ${a.limits}::int[], ${a.any}::int,

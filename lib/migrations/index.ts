@@ -64,6 +64,7 @@ import { JobQueueReadyDueFilterMysql1768500000001 } from './mysql/1768500000001-
 import { JobQueueReadyDueFilterSqlite1768500000001 } from './sqlite/1768500000001-job-queue-ready-due-filter';
 import { JobQueueVersionsPostgres1768600000001 } from './postgres/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderPostgres1768700000001 } from './postgres/1768700000001-job-queue-ready-due-order';
+import { JobQueueWeightSetsPostgres1768800000001 } from './postgres/1768800000001-job-queue-weight-sets';
 import { JobQueueVersionsMysql1768600000001 } from './mysql/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderMysql1768700000001 } from './mysql/1768700000001-job-queue-ready-due-order';
 import { JobQueueVersionsSqlite1768600000001 } from './sqlite/1768600000001-job-queue-versions';
@@ -104,6 +105,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyDueFilterPostgres1768500000001,
     JobQueueVersionsPostgres1768600000001,
     JobQueueReadyDueOrderPostgres1768700000001,
+    JobQueueWeightSetsPostgres1768800000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

@@ -9,6 +9,7 @@ import {
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { allLimitLockNames, ensureLimitRows } from '../claim/limit-locks.sql';
 import { allRateLimitNames, ensureRateLimitRows } from '../rate-limit/rate-limit.sql';
+import { claimWeightsOf, ensureWeightSet } from '../claim/weight-sets.sql';
 import { JobQueueConnection } from '../database/job-queue.connection';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { FinalizeService } from '../finalize/finalize.service';
@@ -24,7 +25,10 @@ import { JobWaiters } from '../waiters/job-waiters.service';
 import { SchedulerService } from './scheduler.service';
 import { JobLifecycle } from '../events/job-lifecycle';
 
-const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention', 'pause'] as const;
+const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention', 'pause', 'weights'] as const;
+
+/** How often a process marks its stored weight set seen (see ensureWeightSet). */
+const WEIGHT_SET_MARK_MS = 86_400_000;
 
 /**
  * Owns the timers and the order of start and shutdown.
@@ -68,6 +72,8 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     // In transactions, which retry a deadlock: workers starting together insert the same rows.
     await this.connection.db.transaction((tx) => ensureLimitRows(tx, allLimitLockNames(this.options.limits)));
     await this.connection.db.transaction((tx) => ensureRateLimitRows(tx, allRateLimitNames(this.options.rateLimits)));
+    // PostgreSQL: thousands of `groupWeights` are stored once for the rotation claim to look up.
+    await this.markWeightSet();
     if (this.options.dialect === 'postgres' && this.options.listenNotify) {
       await this.listener.start(this.connection.dataSource, (payload) => this.onNotification(payload));
     }
@@ -81,6 +87,9 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     this.every('reclaim', o.reclaimIntervalMs, () => this.sweeps.reclaim());
     this.every('timeout', o.timeoutSweepIntervalMs, () => this.sweeps.failOverdue());
     if (o.retention) this.every('retention', o.retention.intervalMs, () => this.sweeps.retain());
+    if (claimWeightsOf(o.groupWeights).setId && o.dialect === 'postgres') this.every('weights', WEIGHT_SET_MARK_MS, () =>
+        this.markWeightSet().catch((err) => this.logger.warn(`could not mark the stored group weights seen (${(err as Error).message}); retrying tomorrow`)),
+      );
     this.scheduler.start();
     this.started = true;
     this.logger.log(
@@ -92,7 +101,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    for (const name of ['poll', 'pause', 'reclaim', 'timeout', 'retention'] as const) this.clear(name);
+    for (const name of ['poll', 'pause', 'reclaim', 'timeout', 'retention', 'weights'] as const) this.clear(name);
     await this.listener.stop();
     await this.sweeps.idle();
     const { finished, handedBack } = await this.scheduler.drain(this.options.shutdownGraceMs);
@@ -115,6 +124,11 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     if (announcesReadyTo(payload, this.options.workerId)) this.scheduler.trigger();
     else if (payload === 'p') void this.refreshPaused();
     else if (payload.startsWith('c:')) this.events.cancelled([Number(payload.slice(2))]);
+  }
+
+  private markWeightSet(): Promise<void> {
+    if (this.options.dialect !== 'postgres' || !claimWeightsOf(this.options.groupWeights).setId) return Promise.resolve();
+    return this.connection.db.transaction((tx) => ensureWeightSet(tx, this.options.groupWeights));
   }
 
   private refreshPaused(): Promise<void> {

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { JobContext, JobHandler, type GraphNode } from '../../lib';
-import { CALL_WEIGHTS_MAX } from '../../lib/claim/postgres.claim';
+import { WEIGHTS_IN_CALL_MAX, weightSetId } from '../../lib/claim/weight-sets.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
@@ -73,9 +73,16 @@ describeDialects('weighted fair share', (db) => {
       expect(share).toBeGreaterThan(0.3);
       expect(share).toBeLessThan(0.45);
       if (db.dialect === 'postgres') {
-        // Past CALL_WEIGHTS_MAX the claim function would carry every weight on every claim: statements instead.
-        const calls = run.mock.calls.filter(([statement]) => /job_queue_claim_rotation/.test(statement.render(db.dialect).text)).length;
-        expect(calls > 0).toBe(tenants <= CALL_WEIGHTS_MAX);
+        // One call of the rotation claim either way: past WEIGHTS_IN_CALL_MAX it names the stored
+        // set instead of carrying every weight, and the set holds them all.
+        const calls = run.mock.calls.map(([statement]) => statement.render(db.dialect)).filter((r) => /job_queue_claim_rotation/.test(r.text));
+        expect(calls.length).toBeGreaterThan(0);
+        const setId = tenants > WEIGHTS_IN_CALL_MAX ? weightSetId(groupWeights) : null;
+        expect(calls.every((c) => c.params.includes(setId))).toBe(true);
+        if (setId) {
+          const [set] = await app.rows(`SELECT weights, (SELECT count(*) FROM job_queue_group_weights w WHERE w.set_id = s.id) AS stored FROM job_queue_weight_sets s WHERE id = '${setId}'`);
+          expect([Number(set.weights), Number(set.stored)]).toEqual([tenants + 1, tenants + 1]);
+        }
       }
     } finally {
       run.mockRestore();
