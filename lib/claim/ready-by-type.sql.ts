@@ -244,6 +244,19 @@ function mysqlLevels(d: SqlDialect, index: string, columns: Sql, type: Sql, wher
   return [read(sql` AND neg_priority < 0 AND (neg_priority > ${np} OR (neg_priority = ${np} AND ${fromAt}))`), read(sql` AND neg_priority = 0`)];
 }
 
+/**
+ * SQLite: the highest priority among a type's ready rows (of a group, if given) below `below`, or
+ * its top priority without it: one dive into the ready index. A claim of one type walks its
+ * priorities with it when the top one is short of the quota (see the SQLite claim's takeByLevel).
+ */
+export function sqliteNextPriorityStatement(d: SqlDialect, type: string, group: string | undefined, below?: number): Sql {
+  if (d.name !== 'sqlite') throw new Error(`sqliteNextPriorityStatement is for SQLite, not ${d.name}`);
+  const index = group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_idx';
+  const inGroup = group === undefined ? sql`` : sql` AND group_key = ${group}`;
+  const under = below === undefined ? sql`` : sql` AND priority < ${below}`;
+  return sql`SELECT priority FROM jobs INDEXED BY ${sql.raw(index)} WHERE state = 'ready' AND type = ${type}${inGroup}${under} ORDER BY priority DESC LIMIT 1`;
+}
+
 /** Slices of `types` small enough for one readyByTypeStatement on this dialect. */
 export function typeSlices(d: SqlDialect, types: readonly string[]): string[][] {
   return d.name === 'postgres' ? [[...types]] : chunked(types, TYPES_PER_PROBE);

@@ -106,6 +106,17 @@ describeDialects('ClaimService', (db) => {
     }
   });
 
+  it('finds due jobs under many priorities whose jobs are all due later (SQLite reads a few one by one, then the rest in one pass)', async () => {
+    const later = new Date(Date.now() + 3_600_000);
+    const nodes: GraphNode[] = [];
+    for (let p = 0; p <= 20; p++) nodes.push({ ref: `later${p}`, type: 't', priority: p, runAfter: later });
+    for (const p of [19, 12, 3, 0]) nodes.push({ ref: `due${p}`, type: 't', priority: p });
+    const ids = await queue.enqueueGraph(nodes);
+    expect((await request(3)).map((j) => j.id)).toEqual([ids.due19, ids.due12, ids.due3]);
+    expect((await request(10)).map((j) => j.id)).toEqual([ids.due0]);
+    expect(await request(10)).toEqual([]);
+  });
+
   it('a job handed back (shutdown, a pause) keeps its place in claim order', async () => {
     const ids = await queue.enqueueGraph([{ ref: 'a', type: 't' }, { ref: 'b', type: 't' }, { ref: 'c', type: 't' }]);
     const [first] = await request(1, { start: true });
