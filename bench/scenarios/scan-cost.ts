@@ -4,7 +4,8 @@
  * (d) 1M ready rows of a type no worker handles (a mixed backlog), (e) 100k ready rows of the
  * worker's own type due tomorrow (scheduled jobs, retries backing off),
  * (filler written with bulk SQL, then ANALYZE), enqueue 1,000 ready no-op jobs and measure
- * 1. claim: ClaimService.claim of 10 at a time until all 1,000 are leased (latency per claim);
+ * 1. claim: ClaimService.claim of 10 at a time until all 1,000 are leased (latency per claim), then
+ *    20 claims with nothing due (an idle worker's poll);
  * 2. drain: 1,000 fresh ready jobs, one worker at concurrency 10, first start → all finalized.
  * Reports each case over (a). SCAN_COST_DIALECTS and SCAN_COST_CASES (e.g. a,e) narrow a run. Filler is written once per case; runs repeat the measurements.
  */
@@ -76,7 +77,7 @@ export const scanCost: Scenario = {
                 }
                 const drain = await measureDrain(enq, probe, dialect, db.location, ready);
                 ctx.progress(
-                  `${what} run ${run}: claim p50 ${num(claim.p50, 2)} ms, p95 ${num(claim.p95, 2)} ms; drain ${num(drain.ms)} ms${drain.problems.length ? ' FAILED' : ''}`,
+                  `${what} run ${run}: claim p50 ${num(claim.p50, 2)} ms, p95 ${num(claim.p95, 2)} ms, idle ${num(claim.idle, 2)} ms; drain ${num(drain.ms)} ms${drain.problems.length ? ' FAILED' : ''}`,
                 );
                 if (drain.problems.length) {
                   failures.add(`${what} drain run ${run}`, drain.problems);
@@ -84,6 +85,7 @@ export const scanCost: Scenario = {
                 }
                 series.add(`${dialect}:${c.key}:p50`, claim.p50);
                 series.add(`${dialect}:${c.key}:p95`, claim.p95);
+                series.add(`${dialect}:${c.key}:idle`, claim.idle);
                 series.add(`${dialect}:${c.key}:drain`, drain.ms);
               }
             } finally {
@@ -109,7 +111,10 @@ export const scanCost: Scenario = {
   },
 };
 
-async function measureClaims(enq: OurApp, probe: Probe, dialect: Dialect, ready: number): Promise<{ p50: number; p95: number; problem?: string }> {
+/** Claims with nothing due after the 1,000 are leased: an idle worker's polls. */
+const IDLE_CLAIMS = 20;
+
+async function measureClaims(enq: OurApp, probe: Probe, dialect: Dialect, ready: number): Promise<{ p50: number; p95: number; idle: number; problem?: string }> {
   const ids = await enqueueNoops(enq.queue, ready);
   const times: number[] = [];
   const claimed = new Set<number>();
@@ -127,10 +132,17 @@ async function measureClaims(enq: OurApp, probe: Probe, dialect: Dialect, ready:
       claimed.add(r.id);
     }
   }
+  const idle: number[] = [];
+  for (let i = 0; i < IDLE_CLAIMS && !problem; i++) {
+    const t = performance.now();
+    const rows = await enq.claims.claim({ owner: 'bench-claimer', types: ['noop'], quotas: [{ limit: CLAIM_BATCH }], leaseTtlMs: 600_000, start: true });
+    idle.push(performance.now() - t);
+    if (rows.length) problem = `an idle claim took ${rows.length} job(s) that were not due`;
+  }
   const expected = new Set(ids);
   if (!problem && [...claimed].some((id) => !expected.has(id))) problem = 'claimed a job that was not enqueued';
   await deleteRange(probe, dialect, idRange(ids));
-  return { p50: percentile(times, 50), p95: percentile(times, 95), problem };
+  return { p50: percentile(times, 50), p95: percentile(times, 95), idle: percentile(idle, 50), problem };
 }
 
 async function measureDrain(enq: OurApp, probe: Probe, dialect: Dialect, url: string, ready: number): Promise<{ ms: number; problems: string[] }> {
@@ -173,16 +185,21 @@ function table(ctx: BenchContext, series: RunSeries, ready: number): Table {
         cell(get('fill')),
         get('p50') ? cell(get('p50'), 2) : 'FAILED',
         cell(get('p95'), 2),
+        cell(get('idle'), 2),
         cell(get('drain')),
         vsA('p50'),
+        vsA('idle'),
         vsA('drain'),
       ]);
     }
   }
   return {
     title: `Scan cost — ${num(ready)} ready jobs beside filler rows, median (min–max) of ${ctx.config.runs} run(s)`,
-    columns: ['Dialect', 'Table also holds', 'Fill ms', `Claim ${CLAIM_BATCH} p50 ms`, `Claim ${CLAIM_BATCH} p95 ms`, `Drain ${num(ready)} ms`, 'Claim ÷ (a)', 'Drain ÷ (a)'],
+    columns: ['Dialect', 'Table also holds', 'Fill ms', `Claim ${CLAIM_BATCH} p50 ms`, `Claim ${CLAIM_BATCH} p95 ms`, 'Idle claim p50 ms', `Drain ${num(ready)} ms`, 'Claim ÷ (a)', 'Idle ÷ (a)', 'Drain ÷ (a)'],
     rows,
-    notes: ['Ratios near 1.00× mean the cost stays flat: the claim and the tick never walk done or waiting rows, nor ready rows of types the worker does not handle.'],
+    notes: [
+      'Ratios near 1.00× mean the cost stays flat: the claim and the tick never walk done or waiting rows, nor ready rows of types the worker does not handle.',
+      `Idle claim: ${IDLE_CLAIMS} claims of ${CLAIM_BATCH} after the ${num(ready)} are leased, nothing due (an idle worker's poll): in (e) it must not walk the jobs due later.`,
+    ],
   };
 }
