@@ -1,6 +1,6 @@
 import type { SqlDialect } from '../database/dialects';
 import { chunked, sql, type Sql } from '../database/sql';
-import type { Row } from '../database/sql-executor';
+import type { Row, SqlExecutor } from '../database/sql-executor';
 import { pausedGroupsFilter } from './lease-assignments';
 
 /**
@@ -269,6 +269,42 @@ export function sqliteNextPriorityStatement(d: SqlDialect, type: string, group: 
   const inGroup = group === undefined ? sql`` : sql` AND group_key = ${group}`;
   const under = below === undefined ? sql`` : sql` AND priority < ${below}`;
   return sql`SELECT priority FROM jobs INDEXED BY ${sql.raw(index)} WHERE state = 'ready' AND type = ${type}${inGroup}${under} ORDER BY priority DESC LIMIT 1`;
+}
+
+/**
+ * SQLite: a type's first ready row in claim order (of a group, if given) among the priorities
+ * below `below` (all without it), and whether it is due (`due`): one index entry read. Within a
+ * priority the rows are in due order, so a head that is not due says no row of its priority is,
+ * and the next head to look at is the one below its priority (sqliteDueHead).
+ */
+export function sqliteHeadStatement(d: SqlDialect, columns: Sql, type: string, group: string | undefined, below?: number): Sql {
+  if (d.name !== 'sqlite') throw new Error(`sqliteHeadStatement is for SQLite, not ${d.name}`);
+  const index = group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_idx';
+  const inGroup = group === undefined ? sql`` : sql` AND group_key = ${group}`;
+  const under = below === undefined ? sql`` : sql` AND priority < ${below}`;
+  return sql`SELECT ${columns}, run_after <= ${d.now()} AS due FROM jobs INDEXED BY ${sql.raw(index)}
+    WHERE state = 'ready' AND type = ${type}${inGroup}${under} ORDER BY ${readyOrder(d)} LIMIT 1`;
+}
+
+/** Priority levels sqliteDueHead looks at head by head before reading the rest in one pass. */
+export const HEADS_ONE_BY_ONE = 8;
+
+/**
+ * SQLite: a type's next job due now (of a group, if given), head by head: the rotation's and the
+ * group look's read of a group's next job. A busy type's first head is due: one entry read, as
+ * the one pass read it. One pass over a type whose jobs are all due later (an idle worker's poll
+ * beside a schedule of reminders) stepped over every one of them, 11–15 ms at 100,000. `columns`
+ * must name `priority`.
+ */
+export async function sqliteDueHead(tx: SqlExecutor, columns: Sql, type: string, group: string | undefined): Promise<Row | undefined> {
+  let below: number | undefined;
+  for (let level = 0; level < HEADS_ONE_BY_ONE; level++) {
+    const [head] = (await tx.run(sqliteHeadStatement(tx.dialect, columns, type, group, below))).rows;
+    if (!head || Number(head.due)) return head;
+    below = Number(head.priority);
+  }
+  const levels = new Map([[type, { read: ['below'] as const, top: below }]]);
+  return (await tx.run(readyByTypeStatement(tx.dialect, [type], 1, { columns, group, lock: false, levels }))).rows[0];
 }
 
 /** Slices of `types` small enough for one readyByTypeStatement on this dialect. */

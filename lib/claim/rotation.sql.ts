@@ -4,7 +4,7 @@ import type { Row, SqlExecutor } from '../database/sql-executor';
 import { CLAIMED_COLUMNS, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
 import type { ClaimRequest } from './claim-request';
 import { leaseAssignments } from './lease-assignments';
-import { pgDueRows, readyByTypeStatement, readyOrder, typeSlices } from './ready-by-type.sql';
+import { pgDueRows, readyByTypeStatement, readyOrder, sqliteDueHead, typeSlices } from './ready-by-type.sql';
 import type { RotationCursor, RotationGroup } from './rotation-plan';
 
 const CURSOR = 'fair-share';
@@ -178,9 +178,9 @@ export async function nextReadyGroups(
         if (head) found.push({ group, weight: head.weight, next: head.job });
         done = true;
       } else {
-        const { rows } = await tx.run(duePairJob(d, group, type));
-        if (rows.length) found.push({ group, weight: Math.max(1, Number(rows[0].weight ?? 1)) });
-        done = rows.length > 0;
+        const due = d.name === 'sqlite' ? await sqliteDueHead(tx, PAIR_JOB_COLUMNS, type, group) : (await tx.run(duePairJob(d, group, type))).rows[0];
+        if (due) found.push({ group, weight: Math.max(1, Number(due.weight ?? 1)) });
+        done = due !== undefined;
       }
     }
     at = (await tx.run(pairAfter(d, done ? { group } : { group, type }, before))).rows[0];
@@ -208,11 +208,19 @@ function groupHeadsStatement(d: SqlDialect, types: readonly string[], groups: re
 /** A group's next job of any of these types, locked (the other types' heads read stay locked too), with its weight. */
 async function groupHead(tx: SqlExecutor, types: readonly string[], group: string): Promise<{ job: ClaimedJob; weight: number } | undefined> {
   let best: { job: ClaimedJob; weight: number } | undefined;
-  for (const slice of typeSlices(tx.dialect, types)) {
-    const { rows } = await tx.run(readyByTypeStatement(tx.dialect, slice, 1, { columns: sql`${CLAIMED_COLUMNS}, weight`, group, lock: true }));
-    if (!rows.length) continue;
-    const head = { job: toClaimedJob(rows[0]), weight: Math.max(1, Number(rows[0].weight ?? 1)) };
+  const consider = (row: Row | undefined) => {
+    if (!row) return;
+    const head = { job: toClaimedJob(row), weight: Math.max(1, Number(row.weight ?? 1)) };
     if (!best || inClaimOrder(head.job, best.job) < 0) best = head;
+  };
+  // SQLite, a few types: each type head by head (sqliteDueHead), so a group's jobs due later cost
+  // a look nothing; more types keep one compound statement per slice (a statement per type each).
+  if (tx.dialect.name === 'sqlite' && types.length <= HEAD_BY_HEAD_TYPES) {
+    for (const type of types) consider(await sqliteDueHead(tx, HEAD_COLUMNS, type, group));
+    return best;
+  }
+  for (const slice of typeSlices(tx.dialect, types)) {
+    consider((await tx.run(readyByTypeStatement(tx.dialect, slice, 1, { columns: HEAD_COLUMNS, group, lock: true }))).rows[0]);
   }
   return best;
 }
@@ -240,7 +248,12 @@ export function pairAfter(d: SqlDialect, at: { from: string } | { group: string;
     ORDER BY group_key, type LIMIT 1`;
 }
 
-/** The pair's next job due now (delayed jobs are ready rows too), for its weight (MySQL and SQLite; PostgreSQL walks in a function). */
+const HEAD_COLUMNS = sql`${CLAIMED_COLUMNS}, weight`;
+/** SQLite: up to this many handled types, a group's head is read type by type (groupHead). */
+const HEAD_BY_HEAD_TYPES = 4;
+const PAIR_JOB_COLUMNS = sql`weight, priority, run_after, id`;
+
+/** The pair's next job due now (delayed jobs are ready rows too), for its weight (MySQL; SQLite reads it by sqliteDueHead, PostgreSQL walks in a function). */
 function duePairJob(d: SqlDialect, group: string, type: string): Sql {
-  return readyByTypeStatement(d, [type], 1, { columns: sql`weight, priority, run_after, id`, group, lock: false });
+  return readyByTypeStatement(d, [type], 1, { columns: PAIR_JOB_COLUMNS, group, lock: false });
 }

@@ -1,4 +1,5 @@
 import { ClaimService, type GraphNode, type JobQueueService } from '../../lib';
+import type { ClaimedJob } from '../../lib/claim/claimed-job';
 import { jobColumns, toJobRecord } from '../../lib/database/job-row';
 import { sql } from '../../lib/database/sql';
 import { handBackLeases } from '../../lib/lease/lease.sql';
@@ -174,6 +175,33 @@ describeDialects('ClaimService', (db) => {
     await queue.enqueueGraph([{ ref: 's', type: 't', group: 'solo' }, { ref: 'o', type: 't', group: 'other' }]);
     const both = await claims.claim({ owner: 'w1', types: ['t'], quotas: [], rotation: 10, leaseTtlMs: 30_000, ...extra });
     expect(both.map((j) => j.group).sort()).toEqual(['other', 'solo']);
+  });
+
+  it('the rotation finds due jobs under priorities whose jobs are all due later, and takes none of those', async () => {
+    await app.db.run(sql`UPDATE job_queue_rotation SET group_key = '', served = 0`);
+    const later = new Date(Date.now() + 3_600_000);
+    const nodes: GraphNode[] = [];
+    const add = (group: string, ref: string, priority: number, due: boolean, n: number) => {
+      for (let i = 0; i < n; i++) nodes.push({ ref: `${group}-${ref}${i}`, type: 't', group, priority, ...(due ? {} : { runAfter: later }) });
+    };
+    add('g', 'p5later', 5, false, 30);
+    add('g', 'p3later', 3, false, 30);
+    add('g', 'p3due', 3, true, 2);
+    add('g', 'p1due', 1, true, 3);
+    add('g', 'p0later', 0, false, 10);
+    add('h', 'p2due', 2, true, 1);
+    add('k', 'p4later', 4, false, 5);
+    const ids = await queue.enqueueGraph(nodes);
+    const taken: ClaimedJob[] = [];
+    for (let round = 0; round < 10; round++) {
+      const claimed = await claims.claim({ owner: 'w1', types: ['t'], quotas: [], rotation: 10, leaseTtlMs: 30_000 });
+      if (!claimed.length) break;
+      taken.push(...claimed);
+    }
+    const inGroup = (g: string) => taken.filter((j) => j.group === g).map((j) => j.id);
+    expect(inGroup('g')).toEqual(['p3due0', 'p3due1', 'p1due0', 'p1due1', 'p1due2'].map((r) => ids[`g-${r}`]));
+    expect(inGroup('h')).toEqual([ids['h-p2due0']]);
+    expect(taken).toHaveLength(6);
   });
 
   it('returns nothing for no types or no quota', async () => {

@@ -1,6 +1,6 @@
 import { ClaimService, type ClaimRequest } from '../../lib';
 import { claimCandidatesStatement } from '../../lib/claim/claim-candidates.sql';
-import { dueLevelsStatement, readyFloorsStatement, readyTypesStatement, sqliteNextPriorityStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
+import { dueLevelsStatement, readyFloorsStatement, readyTypesStatement, sqliteHeadStatement, sqliteNextPriorityStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
 import { PICK_FIRST_UP_TO, sqliteClaimStatement, sqliteLeaseByIds, sqlitePickStatement } from '../../lib/claim/sqlite.claim';
 import { sql as sqlOf, type Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
@@ -477,6 +477,10 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
       const check = await explain(app, dueLevelsStatement(d, ['t0', 't1']));
       expect(check).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority=\? AND run_after<\?\)/);
       expect(check).not.toMatch(/SCAN jobs/);
+      // The rotation's read of a group's next job, head by head: one entry per priority looked at.
+      expect(await explain(app, sqliteHeadStatement(d, sqlOf`id, priority, run_after`, 't0', 'g', 5))).toMatch(
+        /SEARCH jobs USING COVERING INDEX jobs_ready_group_idx \(group_key=\? AND type=\? AND priority<\?\)/,
+      );
       // The first check, of many types, is one probe of each (due or not: no later entry read).
       expect(await explain(app, readyTypesStatement(d, ['t0', 't1']))).toMatch(/SEARCH jobs EXISTS USING COVERING INDEX jobs_ready_idx \(type=\?\)/);
     }
