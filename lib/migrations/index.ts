@@ -67,6 +67,7 @@ import { JobQueueReadyDueOrderPostgres1768700000001 } from './postgres/176870000
 import { JobQueueWeightSetsPostgres1768800000001 } from './postgres/1768800000001-job-queue-weight-sets';
 import { JobQueueVersionsMysql1768600000001 } from './mysql/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderMysql1768700000001 } from './mysql/1768700000001-job-queue-ready-due-order';
+import { JobQueueWalkHeadsBelowMysql1768800000001 } from './mysql/1768800000001-job-queue-walk-heads-below';
 import { JobQueueVersionsSqlite1768600000001 } from './sqlite/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderSqlite1768700000001 } from './sqlite/1768700000001-job-queue-ready-due-order';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
@@ -129,6 +130,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyDueFilterMysql1768500000001,
     JobQueueVersionsMysql1768600000001,
     JobQueueReadyDueOrderMysql1768700000001,
+    JobQueueWalkHeadsBelowMysql1768800000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,

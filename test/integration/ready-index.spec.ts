@@ -462,6 +462,14 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
         await query(`CALL job_queue_rotation_walk_floors('["t0"]', 5, NULL)`);
       });
       expect(entries).toBeLessThan(100);
+      // Jobs due later at a higher priority too: the walks look below the pair's delayed head head
+      // by head (one pass below it read all 2,000 of priority 0 here).
+      await app.queue.enqueueGraph(Array.from({ length: 500 }, (_, i) => ({ ref: `h${i}`, type: 't0', priority: 3, runAfter: later })));
+      const walks = await mysqlEntriesRead(app, async (query) => {
+        await query(`CALL job_queue_rotation_walk('["t0"]', 5, NULL)`);
+        await query(`CALL job_queue_rotation_walk_floors('["t0"]', 5, NULL)`);
+      });
+      expect(walks.entries).toBeLessThan(100);
     } else if (d.name === 'sqlite') {
       // SQLite reads the type's top priority as an index range that ends at the first job due
       // later, then the priorities below it (none here, an empty range); the check of which
