@@ -259,23 +259,11 @@ function mysqlLevels(d: SqlDialect, index: string, columns: Sql, type: Sql, wher
 }
 
 /**
- * SQLite: the highest priority among a type's ready rows (of a group, if given) below `below`, or
- * its top priority without it: one dive into the ready index. A claim of one type walks its
- * priorities with it when the top one is short of the quota (see the SQLite claim's takeByLevel).
- */
-export function sqliteNextPriorityStatement(d: SqlDialect, type: string, group: string | undefined, below?: number): Sql {
-  if (d.name !== 'sqlite') throw new Error(`sqliteNextPriorityStatement is for SQLite, not ${d.name}`);
-  const index = group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_idx';
-  const inGroup = group === undefined ? sql`` : sql` AND group_key = ${group}`;
-  const under = below === undefined ? sql`` : sql` AND priority < ${below}`;
-  return sql`SELECT priority FROM jobs INDEXED BY ${sql.raw(index)} WHERE state = 'ready' AND type = ${type}${inGroup}${under} ORDER BY priority DESC LIMIT 1`;
-}
-
-/**
  * SQLite: a type's first ready row in claim order (of a group, if given) among the priorities
  * below `below` (all without it), and whether it is due (`due`): one index entry read. Within a
  * priority the rows are in due order, so a head that is not due says no row of its priority is,
- * and the next head to look at is the one below its priority (sqliteDueHead).
+ * and the next head to look at is the one below its priority (sqliteDueHead, and the SQLite claim
+ * of one type below its top).
  */
 export function sqliteHeadStatement(d: SqlDialect, columns: Sql, type: string, group: string | undefined, below?: number): Sql {
   if (d.name !== 'sqlite') throw new Error(`sqliteHeadStatement is for SQLite, not ${d.name}`);
@@ -286,7 +274,7 @@ export function sqliteHeadStatement(d: SqlDialect, columns: Sql, type: string, g
     WHERE state = 'ready' AND type = ${type}${inGroup}${under} ORDER BY ${readyOrder(d)} LIMIT 1`;
 }
 
-/** Priority levels sqliteDueHead looks at head by head before reading the rest in one pass. */
+/** Priorities a SQLite read looks at head by head before the rest in one pass (a type with hundreds of them). */
 export const HEADS_ONE_BY_ONE = 8;
 
 /**

@@ -1,6 +1,6 @@
 import { ClaimService, type ClaimRequest } from '../../lib';
 import { claimCandidatesStatement } from '../../lib/claim/claim-candidates.sql';
-import { dueLevelsStatement, readyFloorsStatement, readyTypesStatement, sqliteHeadStatement, sqliteNextPriorityStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
+import { dueLevelsStatement, readyFloorsStatement, readyTypesStatement, sqliteHeadStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
 import { PICK_FIRST_UP_TO, sqliteClaimStatement, sqliteLeaseByIds, sqlitePickStatement } from '../../lib/claim/sqlite.claim';
 import { sql as sqlOf, type Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
@@ -479,9 +479,9 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
       expect(top).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority=\? AND run_after<\?\)/);
       const below = await explain(app, sqlitePickStatement(d, request2, { limit: 20 }, new Map([['t0', { read: ['below'] as const }]])));
       expect(below).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority<\?\)/);
-      // Below the top, a claim of one type finds each next priority with one dive.
-      expect(await explain(app, sqliteNextPriorityStatement(d, 't0', undefined, 5))).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority<\?\)/);
-      expect(await explain(app, sqliteNextPriorityStatement(d, 't0', 'g', 5))).toMatch(/COVERING INDEX jobs_ready_group_idx \(group_key=\? AND type=\? AND priority<\?\)/);
+      // Below the top, a claim of one type reads each next priority's head: one index entry.
+      expect(await explain(app, sqliteHeadStatement(d, sqlOf`priority`, 't0', undefined, 5))).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority<\?\)/);
+      expect(await explain(app, sqliteHeadStatement(d, sqlOf`priority`, 't0', 'g', 5))).toMatch(/COVERING INDEX jobs_ready_group_idx \(group_key=\? AND type=\? AND priority<\?\)/);
       const check = await explain(app, dueLevelsStatement(d, ['t0', 't1']));
       expect(check).toMatch(/COVERING INDEX jobs_ready_idx \(type=\? AND priority=\? AND run_after<\?\)/);
       expect(check).not.toMatch(/SCAN jobs/);
