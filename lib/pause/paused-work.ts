@@ -45,6 +45,17 @@ export class PausedWork extends EventEmitter {
   }
 
   /**
+   * `jobs` split by one look at the sets: [paused, not paused]. Two looks with an await between
+   * them can disagree (a refresh lands in between), and a job then falls on both sides.
+   */
+  split<T extends { type: string; group: string }>(jobs: readonly T[]): [T[], T[]] {
+    const paused: T[] = [];
+    const free: T[] = [];
+    for (const job of jobs) (this.isPaused(job) ? paused : free).push(job);
+    return [paused, free];
+  }
+
+  /**
    * Re-reads the table. A caller waits for a read that starts after its call (one in flight may
    * predate its change), and for no more: callers during a read share the one read after it.
    * Waiting until no caller wanted another read starved `pause()` when the half-poll refreshes

@@ -70,7 +70,7 @@ export class SchedulerService {
    * A finalize transaction's claim in flight (see followUps): like a tick, no other tick runs
    * meanwhile (`ticking` is its promise), so the two never claim the same free slots.
    */
-  private followUp: { planned: PlannedClaim; resolve(): void } | undefined;
+  private followUp: { planned: PlannedClaim; resolve(): void; ended?: true } | undefined;
   /** A tick left its claim to a finalize write about to claim; if that write does not, a tick must. */
   private leftToFinalizer = false;
   /** Finalize transactions end with this worker's claim (see followUps). */
@@ -157,9 +157,9 @@ export class SchedulerService {
   /** Paused work claimed ahead (prefetched) goes back to the queue; resumed work is claimed at once. */
   private readonly onPauseChanged = (): void => {
     const held = this.buffer.ids().length ? this.buffer.takeStale(0) : [];
-    const keep = held.filter((job) => !this.paused.isPaused(job));
+    const [paused, keep] = this.paused.split(held);
     this.buffer.add(keep);
-    void this.handBack(held.filter((job) => this.paused.isPaused(job)));
+    void this.handBack(paused);
     this.planner.invalidate(this.paused.groups); // a resumed group is claimable at once
     this.trigger();
   };
@@ -321,9 +321,12 @@ export class SchedulerService {
       return;
     }
     if (this.paused.any && jobs.some((job) => this.paused.isPaused(job))) {
-      // A pause arrived while the claim was in flight: those jobs go back unstarted.
-      await this.handBack(jobs.filter((job) => this.paused.isPaused(job)));
-      jobs = jobs.filter((job) => !this.paused.isPaused(job));
+      // A pause arrived while the claim was in flight: those jobs go back unstarted. Split once,
+      // before the hand-back's await: a resume heard during it made the second look keep a job
+      // just handed back, which then ran here and again under the next claim.
+      const [paused, unpaused] = this.paused.split(jobs);
+      jobs = unpaused;
+      await this.handBack(paused);
     }
     if (this.instrumentation && jobs.length) {
       const reading = this.attachTraces(jobs);
@@ -363,8 +366,10 @@ export class SchedulerService {
     nothingReady: () => this.planner.nothingReady,
     request: () => {
       if (!this.accepting) return undefined;
-      if (this.ticking && !this.followUp) {
-        // A tick's claim is in flight and may have run before this promotion: claim once more after it.
+      if (this.ticking && (!this.followUp || this.followUp.ended)) {
+        // A tick's claim is in flight and may have run before this promotion, or the last write's
+        // claim is being delivered (this is the next write, not that one retried): claim once
+        // more after it. Taken for a retry, the next write's jobs were leased and never started.
         this.again = true;
         return undefined;
       }
@@ -395,7 +400,13 @@ export class SchedulerService {
 
   private async endFollowUp(jobs: ClaimedJob[] | undefined): Promise<void> {
     const followUp = this.followUp;
-    if (!followUp) return;
+    if (!followUp) {
+      // No write claims without a follow-up (see request); should one, its jobs go back at once
+      // rather than wait out their leases.
+      if (jobs?.length) await this.handBack(jobs);
+      return;
+    }
+    followUp.ended = true;
     try {
       if (jobs) {
         this.recovered();

@@ -1,6 +1,6 @@
 import { InvalidPauseTargetError } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
-import { clearProbes, installProbes } from '../support/probe-tables';
+import { clearProbes, finalizeCounts, installProbes } from '../support/probe-tables';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
 import { WorkerProcess } from '../support/worker-process';
@@ -12,8 +12,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describeDialects('pause / resume / listPaused with 2 worker processes', (db) => {
   let app: QueueApp;
   const workers: WorkerProcess[] = [];
-  const spawnTwo = async () => {
-    const options = { ...db.options(), pollIntervalMs: POLL_MS, concurrency: 4 };
+  const spawnTwo = async (pollIntervalMs = POLL_MS) => {
+    const options = { ...db.options(), pollIntervalMs, concurrency: 4 };
     const two = [new WorkerProcess('engine.worker', options), new WorkerProcess('engine.worker', options)];
     workers.push(...two);
     await Promise.all(two.map((w) => w.waitFor('ready')));
@@ -110,6 +110,38 @@ describeDialects('pause / resume / listPaused with 2 worker processes', (db) => 
 
     await app.queue.resume({ group: 'acme' });
     await eventually('acme all done', async () => (await app.count(`group_key = 'acme' AND state = 'done'`)) === per, 120_000, 100);
-    expect(await app.rows(`SELECT job_id FROM executions GROUP BY job_id HAVING COUNT(*) > 1`)).toEqual([]);
+    expect(await app.rows(`SELECT e.job_id, e.worker, e.attempt, e.finished FROM executions e WHERE e.job_id IN (SELECT job_id FROM executions GROUP BY job_id HAVING COUNT(*) > 1)`)).toEqual([]);
+  }, 300_000);
+
+  it('a group paused and resumed over and over while its jobs run: every job runs once and is finalized once', async () => {
+    // A claim in flight across a pause and the resume after it once handed a job back and still
+    // started it, then claimed and started it again. A short poll interval: the workers re-read
+    // the pauses every half interval, so more of their reads land inside a claim.
+    await spawnTwo(40);
+    const per = 600;
+    await app.queue.enqueueGraph([
+      ...Array.from({ length: per }, (_, i) => ({ ref: `a${i}`, type: 'chaos', group: 'acme', args: { ms: 5 } })),
+      ...Array.from({ length: per }, (_, i) => ({ ref: `b${i}`, type: 'chaos', group: 'globex', args: { ms: 5 } })),
+    ]);
+    let toggles = 0;
+    const allDone = async () => (await app.count(`state = 'done'`)) === 2 * per;
+    // 2 × 600 jobs of 5 ms on 8 slots take about a second unpaused; acme runs half the time.
+    const deadline = Date.now() + 120_000;
+    while (!(await allDone()) && Date.now() < deadline) {
+      await app.queue.pause({ group: 'acme' });
+      await sleep(5 + Math.random() * 30);
+      await app.queue.resume({ group: 'acme' });
+      await sleep(5 + Math.random() * 30);
+      toggles++;
+    }
+    await eventually('all done', allDone, 30_000, 100);
+    expect(toggles).toBeGreaterThan(5);
+    expect(await app.rows(`SELECT e.job_id, e.worker, e.attempt FROM executions e WHERE e.job_id IN (SELECT job_id FROM executions GROUP BY job_id HAVING COUNT(*) > 1)`)).toEqual([]);
+    const finalized = await finalizeCounts(app);
+    expect(finalized.size).toBe(2 * per);
+    expect([...finalized.values()].every((n) => n === 1)).toBe(true);
+    // A hand-back uncounts its attempt; a lease that expired does not. A claim delivered to no
+    // slot left its jobs leased until the lease expired: they ran at attempt 2.
+    expect(await app.rows(`SELECT id, attempts FROM jobs WHERE attempts <> 1`)).toEqual([]);
   }, 300_000);
 });
