@@ -3,7 +3,18 @@ import { chunked, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { skippedGroups, type ClaimQuota, type ClaimRequest } from './claim-request';
 import { claimedColumns, inClaimOrder, toClaimedJob, type ClaimedJob } from './claimed-job';
-import { readyByTypeStatement, readyFloorsStatement, toReadyFloors, typeSlices, TYPES_PER_CHECK, TYPES_PER_PROBE, type ReadyFloor } from './ready-by-type.sql';
+import {
+  addFloor,
+  floorHeadsBelowStatement,
+  HEADS_ONE_BY_ONE,
+  readFloorRows,
+  readyByTypeStatement,
+  readyFloorsStatement,
+  typeSlices,
+  TYPES_PER_CHECK,
+  TYPES_PER_PROBE,
+  type ReadyFloor,
+} from './ready-by-type.sql';
 
 /**
  * The ready rows a claim would take, locked: exclusive `FOR UPDATE SKIP LOCKED` on PostgreSQL
@@ -55,11 +66,28 @@ export async function selectClaimCandidates(tx: SqlExecutor, request: ClaimReque
   return [...found.values()];
 }
 
-/** MySQL: the floors of every type that has ready rows, TYPES_PER_CHECK types per statement. */
+/**
+ * MySQL: the floors of every type that has due rows, TYPES_PER_CHECK types per statement; below a
+ * head above priority 0 that is not due, head by head (floorHeadsBelowStatement, one round trip
+ * per priority looked at, for all such types at once), past HEADS_ONE_BY_ONE in one pass.
+ */
 async function readyFloors(tx: SqlExecutor, types: readonly string[], probe: { group?: string; excludeGroups?: readonly string[] }): Promise<Map<string, ReadyFloor>> {
   const floors = new Map<string, ReadyFloor>();
+  const take = (found: ReturnType<typeof readFloorRows>) => {
+    for (const [type, floor] of found.floors) addFloor(floors, type, floor);
+    return found.delayed;
+  };
   for (const slice of chunked(types, TYPES_PER_CHECK)) {
-    for (const [type, floor] of toReadyFloors((await tx.run(readyFloorsStatement(tx.dialect, slice, probe))).rows)) floors.set(type, floor);
+    let delayed = take(readFloorRows((await tx.run(readyFloorsStatement(tx.dialect, slice, probe))).rows));
+    for (let level = 1; delayed.size; level++) {
+      const onePass = level > HEADS_ONE_BY_ONE;
+      const below = new Map<string, number>();
+      for (const part of chunked([...delayed], TYPES_PER_PROBE)) {
+        const rows = (await tx.run(floorHeadsBelowStatement(tx.dialect, new Map(part), probe, onePass))).rows;
+        for (const [type, np] of take(readFloorRows(rows))) below.set(type, np);
+      }
+      delayed = onePass ? new Map() : below;
+    }
   }
   return floors;
 }

@@ -114,27 +114,62 @@ export function readyByTypeStatement(d: SqlDialect, types: readonly string[], li
 }
 
 /**
- * MySQL: the first ready row of each type (of the probe's group, past its paused groups) in claim
- * order, read without locks, one row per type that has one. The locking read that follows starts
- * from there (ReadyProbe.floors) rather than from the front of the type's stretch.
+ * MySQL: where each type's ready rows begin (of the probe's group, past its paused groups), read
+ * without locks: its first ready row in claim order, due or not, as a row (type, neg_priority,
+ * run_after_text, id, due). The locking read that follows starts from the first due row
+ * (ReadyProbe.floors) rather than from the front of the type's stretch. Within a priority the
+ * rows are in due order, so a head that is not due says none of its priority is: at priority 0
+ * none is due at all, above 0 floorHeadsBelowStatement looks at the next priority's head.
  *
- * Why: claiming a row moves its ready-index entry out of the ready stretch, and InnoDB leaves the
- * old entry in place, delete-marked, until purge removes it. A locking read walks those entries
- * and checks each one for a lock through the clustered index; a consistent read steps over them.
- * Purge lags behind a busy queue, and stops while any transaction holds an older snapshot (a
- * `mysqldump --single-transaction`, a long report): the locking walk then grew with every job
- * claimed since (60,000 no-op jobs: 2,650 jobs/s, and 372 with a snapshot held open). Rows that
- * become ready before the floor between the two reads wait for the next claim, as if they had
- * come just after this one.
+ * Why floors: claiming a row moves its ready-index entry out of the ready stretch, and InnoDB
+ * leaves the old entry in place, delete-marked, until purge removes it. A locking read walks those
+ * entries and checks each one for a lock through the clustered index; a consistent read steps
+ * over them. Purge lags behind a busy queue, and stops while any transaction holds an older
+ * snapshot (a `mysqldump --single-transaction`, a long report): the locking walk then grew with
+ * every job claimed since (60,000 no-op jobs: 2,650 jobs/s, and 372 with a snapshot held open).
+ * Rows that become ready before the floor between the two reads wait for the next claim, as if
+ * they had come just after this one.
+ *
+ * Why heads: a search for the first due row steps over every job due later before it when none is
+ * due. Beside 100,000 jobs due tomorrow, an idle claim's floors took 14–26 ms with them at
+ * priorities 0–4 (read above 0 in one pass) and 37 ms for a worker of 4 types or more with them
+ * all at 0 (MariaDB reads a correlated probe by `ref` on the type, with no range on the rest). A
+ * head is one index entry.
  */
 export function readyFloorsStatement(d: SqlDialect, types: readonly string[], probe: Pick<ReadyProbe, 'group' | 'excludeGroups'>): Sql {
   if (d.name !== 'mysql') throw new Error(`readyFloorsStatement is for MySQL, not ${d.name}`);
   if (!types.length || types.length > TYPES_PER_CHECK) throw new Error(`readyFloorsStatement takes 1 to ${TYPES_PER_CHECK} types, got ${types.length}`);
-  const where = probe.group === undefined ? pausedGroupsFilter(d, probe.excludeGroups) : sql` AND group_key = ${probe.group}`;
-  const index = probe.group === undefined ? 'jobs_ready_idx' : 'jobs_ready_group_idx';
+  const { where, index } = floorScope(d, probe);
   if (types.length >= CHECK_TYPES_FROM) return correlatedFloors(d, index, types, where);
-  const arms = types.flatMap((t) => mysqlLevels(d, index, FLOOR_COLUMNS, sql`${t}`, where, 1, sql``));
+  return sql.join(types.map((t) => sql`(${floorArm(d, index, sql`${t}`, where, sql``, false)})`), ' UNION ALL ');
+}
+
+/**
+ * MySQL: for each type whose head was not due at a priority above 0, the next head below that
+ * priority (rows as readyFloorsStatement's), one index entry each: the priority is a literal here,
+ * so a range bound (MariaDB bounds none by a subquery's value). `onePass`: the first due row below
+ * it instead, in one pass, for a type with more priorities than HEADS_ONE_BY_ONE.
+ */
+export function floorHeadsBelowStatement(d: SqlDialect, heads: ReadonlyMap<string, number>, probe: Pick<ReadyProbe, 'group' | 'excludeGroups'>, onePass: boolean): Sql {
+  if (d.name !== 'mysql') throw new Error(`floorHeadsBelowStatement is for MySQL, not ${d.name}`);
+  if (!heads.size || heads.size > TYPES_PER_PROBE) throw new Error(`floorHeadsBelowStatement takes 1 to ${TYPES_PER_PROBE} types, got ${heads.size}`);
+  const { where, index } = floorScope(d, probe);
+  const arms = [...heads].map(([t, np]) => floorArm(d, index, sql`${t}`, where, sql` AND neg_priority > ${sql.raw(String(Math.trunc(np)))}`, onePass));
   return sql.join(arms.map((a) => sql`(${a})`), ' UNION ALL ');
+}
+
+function floorScope(d: SqlDialect, probe: Pick<ReadyProbe, 'group' | 'excludeGroups'>): { where: Sql; index: string } {
+  return probe.group === undefined
+    ? { where: pausedGroupsFilter(d, probe.excludeGroups), index: 'jobs_ready_idx' }
+    : { where: sql` AND group_key = ${probe.group}`, index: 'jobs_ready_group_idx' };
+}
+
+/** One type's first ready row in `range`: due only, or with whether it is due. */
+function floorArm(d: SqlDialect, index: string, type: Sql, where: Sql, range: Sql, dueOnly: boolean): Sql {
+  const due = dueOnly ? sql`1 AS due` : sql`run_after <= ${d.now()} AS due`;
+  const dueFilter = dueOnly ? sql` AND run_after <= ${d.now()}` : sql``;
+  return sql`SELECT ${FLOOR_COLUMNS}, ${due} FROM jobs FORCE INDEX (${sql.raw(index)})
+    WHERE state = 'ready' AND type = ${type}${dueFilter}${where}${range} ORDER BY ${readyOrder(d)} LIMIT 1`;
 }
 
 /**
@@ -146,20 +181,16 @@ export const CHECK_TYPES_FROM = 4;
 
 /**
  * MySQL floors of many types in one statement: per type (a derived table of literals, which take
- * the column's collation, so the index serves them) two correlated probes of the type's first
- * ready row. MariaDB runs each as one dive into the ready index; 50 types took 0.6 ms against
- * 1.4–1.9 ms as 50 UNION arms, and a worker with 1,000 handlers needs one statement, not 20.
+ * the column's collation, so the index serves them) one correlated probe of its head, packed into
+ * one text value (one index dive, not one per column); floorRowsOf unpacks it. 50 types took
+ * 0.6 ms against 1.4–1.9 ms as 50 UNION arms, and a worker with 1,000 handlers needs one
+ * statement, not 20.
  */
 function correlatedFloors(d: SqlDialect, index: string, types: readonly string[], where: Sql): Sql {
-  // The first due row of a priority above 0, else of priority 0 (mysqlLevels); COALESCE reads the
-  // second only when the first found nothing.
-  const at = (column: string, part: string) => sql`(SELECT ${sql.raw(column)} FROM jobs FORCE INDEX (${sql.raw(index)})
-      WHERE state = 'ready' AND type = t.type AND run_after <= ${d.now()}${where} AND ${sql.raw(part)} ORDER BY ${readyOrder(d)} LIMIT 1)`;
-  const first = (column: string) => sql`COALESCE(${at(column, 'neg_priority < 0')}, ${at(column, 'neg_priority = 0')})`;
+  const head = sql`(SELECT CONCAT(neg_priority, ' ', id, ' ', run_after <= ${d.now()}, ' ', ${sql.raw(FLOOR_RUN_AFTER)})
+      FROM jobs FORCE INDEX (${sql.raw(index)}) WHERE state = 'ready' AND type = t.type${where} ORDER BY ${readyOrder(d)} LIMIT 1)`;
   const listed = sql.join(types.map((t) => sql`SELECT ${t} AS type`), ' UNION ALL ');
-  return sql`SELECT f.type, f.neg_priority, f.run_after_text, f.id FROM (SELECT t.type, ${first('neg_priority')} AS neg_priority,
-    ${first(FLOOR_RUN_AFTER)} AS run_after_text, ${first('id')} AS id
-    FROM (${listed}) t) f WHERE f.id IS NOT NULL`;
+  return sql`SELECT f.type, f.head FROM (SELECT t.type, ${head} AS head FROM (${listed}) t) f WHERE f.head IS NOT NULL`;
 }
 
 /**
@@ -223,15 +254,47 @@ export function toSqliteLevels(rows: readonly Row[]): Map<string, SqliteTypeLeve
   return levels;
 }
 
-/** The floors of readyFloorsStatement's rows, by type: each type's first row in claim order (a type may have two, one per level read). */
+/** The floors of readyFloorsStatement's rows, by type: each type's first due row in claim order. */
 export function toReadyFloors(rows: readonly Row[]): Map<string, ReadyFloor> {
+  return readFloorRows(rows).floors;
+}
+
+/**
+ * readyFloorsStatement's or floorHeadsBelowStatement's rows: each type's first due row (`floors`),
+ * and the priority (negated) of each type's head above 0 that is not due (`delayed`), below which
+ * floorHeadsBelowStatement looks next. A head at 0 that is not due: nothing of the type is due.
+ */
+export function readFloorRows(rows: readonly Row[]): { floors: Map<string, ReadyFloor>; delayed: Map<string, number> } {
   const floors = new Map<string, ReadyFloor>();
-  for (const r of rows) {
-    const floor = { negPriority: Number(r.neg_priority), runAfter: String(r.run_after_text), id: Number(r.id) };
-    const seen = floors.get(String(r.type));
-    if (!seen || compareFloors(floor, seen) < 0) floors.set(String(r.type), floor);
+  const delayed = new Map<string, number>();
+  for (const { type, floor, due } of floorRowsOf(rows)) {
+    if (due) addFloor(floors, type, floor);
+    else if (floor.negPriority < 0) delayed.set(type, floor.negPriority);
   }
-  return floors;
+  return { floors, delayed };
+}
+
+/** Keeps the earlier of a type's floors in claim order. */
+export function addFloor(floors: Map<string, ReadyFloor>, type: string, floor: ReadyFloor): void {
+  const seen = floors.get(type);
+  if (!seen || compareFloors(floor, seen) < 0) floors.set(type, floor);
+}
+
+/** Rows of either form (one per arm, or correlatedFloors' packed head per type) as one list. */
+function floorRowsOf(rows: readonly Row[]): Array<{ type: string; floor: ReadyFloor; due: boolean }> {
+  const out: Array<{ type: string; floor: ReadyFloor; due: boolean }> = [];
+  for (const r of rows) {
+    const type = String(r.type);
+    if (!('head' in r)) {
+      out.push({ type, floor: { negPriority: Number(r.neg_priority), runAfter: String(r.run_after_text), id: Number(r.id) }, due: Number(r.due) === 1 });
+      continue;
+    }
+    if (r.head == null) continue;
+    // "neg_priority id due run_after": run_after's text has a space of its own.
+    const [np, id, due, ...at] = String(r.head).split(' ');
+    out.push({ type, floor: { negPriority: Number(np), runAfter: at.join(' '), id: Number(id) }, due: due === '1' });
+  }
+  return out;
 }
 
 function compareFloors(a: ReadyFloor, b: ReadyFloor): number {
@@ -274,7 +337,7 @@ export function sqliteHeadStatement(d: SqlDialect, columns: Sql, type: string, g
     WHERE state = 'ready' AND type = ${type}${inGroup}${under} ORDER BY ${readyOrder(d)} LIMIT 1`;
 }
 
-/** Priorities a SQLite read looks at head by head before the rest in one pass (a type with hundreds of them). */
+/** Priorities a read looks at head by head before the rest in one pass (a type with hundreds of them): SQLite's, and MySQL's floors. */
 export const HEADS_ONE_BY_ONE = 8;
 
 /**

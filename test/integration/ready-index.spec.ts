@@ -1,5 +1,5 @@
 import { ClaimService, type ClaimRequest } from '../../lib';
-import { claimCandidatesStatement } from '../../lib/claim/claim-candidates.sql';
+import { claimCandidatesStatement, selectClaimCandidates } from '../../lib/claim/claim-candidates.sql';
 import { dueLevelsStatement, readyFloorsStatement, readyTypesStatement, sqliteHeadStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
 import { PICK_FIRST_UP_TO, sqliteClaimStatement, sqliteLeaseByIds, sqlitePickStatement } from '../../lib/claim/sqlite.claim';
 import { sql as sqlOf, type Sql } from '../../lib/database/sql';
@@ -102,7 +102,10 @@ function cteBuffers(plan: string, name: string): number {
  * MySQL: runs `work` on one connection inside a transaction it rolls back, and counts the index
  * entries the server looked at meanwhile: rows read, and entries tested by a pushed-down condition.
  */
-async function mysqlEntriesRead<T>(app: QueueApp, work: (query: (text: string, params?: unknown[]) => Promise<any>) => Promise<T>): Promise<{ result: T; entries: number }> {
+async function mysqlEntriesRead<T>(
+  app: QueueApp,
+  work: (query: (text: string, params?: unknown[]) => Promise<any>, executor: SqlExecutor) => Promise<T>,
+): Promise<{ result: T; entries: number }> {
   const runner = app.dataSource.createQueryRunner();
   const counted = async () => {
     const rows: Array<{ Variable_name: string; Value: string }> = await runner.query(
@@ -113,7 +116,7 @@ async function mysqlEntriesRead<T>(app: QueueApp, work: (query: (text: string, p
   try {
     await runner.query('BEGIN');
     const before = await counted();
-    const result = await work((text, params) => runner.query(text, params));
+    const result = await work((text, params) => runner.query(text, params), app.db.executorFor(runner.manager));
     return { result, entries: (await counted()) - before };
   } finally {
     await runner.query('ROLLBACK');
@@ -455,7 +458,7 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
     if (d.name === 'mysql') {
       const { entries } = await mysqlEntriesRead(app, async (query) => {
         const f = readyFloorsStatement(d, ['t0'], {}).render('mysql');
-        expect(await query(f.text, f.params)).toEqual([]);
+        expect(toReadyFloors(await query(f.text, f.params))).toEqual(new Map()); // a head due later: no floor
         const front = claimCandidatesStatement(d, ['t0'], { limit: 10 }).render('mysql');
         expect(await query(front.text, front.params)).toEqual([]);
         await query(`CALL job_queue_rotation_walk('["t0"]', 5, NULL)`);
@@ -470,6 +473,13 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
         await query(`CALL job_queue_rotation_walk_floors('["t0"]', 5, NULL)`);
       });
       expect(walks.entries).toBeLessThan(100);
+      // So do the plain claim's floors, of one type and of four (their correlated form): one pass
+      // below priority 3 read its 500 (and the correlated probes the 2,000 of 0 as well).
+      for (const types of [['t0'], ['t0', 't1', 't2', 't3']]) {
+        const floors = await mysqlEntriesRead(app, async (_query, executor) => selectClaimCandidates(executor, { ...request2, types }, true));
+        expect(floors.result).toEqual([]);
+        expect(floors.entries).toBeLessThan(100);
+      }
     } else if (d.name === 'sqlite') {
       // SQLite reads the type's top priority as an index range that ends at the first job due
       // later, then the priorities below it (none here, an empty range); the check of which
