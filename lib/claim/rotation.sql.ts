@@ -174,7 +174,7 @@ export async function nextReadyGroups(
     let done = skip.has(group);
     if (!done && handled.has(type)) {
       if (lock) {
-        const head = await groupHead(tx, types, group);
+        const head = await groupHead(tx, types, group, type);
         if (head) found.push({ group, weight: head.weight, next: head.job });
         done = true;
       } else {
@@ -205,24 +205,42 @@ function groupHeadsStatement(d: SqlDialect, types: readonly string[], groups: re
     ORDER BY g.ord`;
 }
 
-/** A group's next job of any of these types, locked (the other types' heads read stay locked too), with its weight. */
-async function groupHead(tx: SqlExecutor, types: readonly string[], group: string): Promise<{ job: ClaimedJob; weight: number } | undefined> {
+/**
+ * A group's next job of any of these types, locked (the other types' heads read stay locked too),
+ * with its weight. `first`: the group's first handled type with ready rows, where the walk found it.
+ */
+async function groupHead(tx: SqlExecutor, types: readonly string[], group: string, first: string): Promise<{ job: ClaimedJob; weight: number } | undefined> {
   let best: { job: ClaimedJob; weight: number } | undefined;
   const consider = (row: Row | undefined) => {
     if (!row) return;
     const head = { job: toClaimedJob(row), weight: Math.max(1, Number(row.weight ?? 1)) };
     if (!best || inClaimOrder(head.job, best.job) < 0) best = head;
   };
-  // SQLite, a few types: each type head by head (sqliteDueHead), so a group's jobs due later cost
-  // a look nothing; more types keep one compound statement per slice (a statement per type each).
-  if (tx.dialect.name === 'sqlite' && types.length <= HEAD_BY_HEAD_TYPES) {
-    for (const type of types) consider(await sqliteDueHead(tx, HEAD_COLUMNS, type, group));
+  // SQLite: each type head by head (sqliteDueHead), so a group's jobs due later cost a look
+  // nothing; past a few handled types, only those the group has ready rows of (one pair probe
+  // each). One compound statement of every type's due rows stepped over the group's jobs due
+  // later (12 ms per idle rotation claim of 6 types beside 100,000 due tomorrow).
+  if (tx.dialect.name === 'sqlite') {
+    const present = types.length <= HEAD_BY_HEAD_TYPES ? types : await handledTypesFrom(tx, group, first, types);
+    for (const type of present) consider(await sqliteDueHead(tx, HEAD_COLUMNS, type, group));
     return best;
   }
   for (const slice of typeSlices(tx.dialect, types)) {
     consider((await tx.run(readyByTypeStatement(tx.dialect, slice, 1, { columns: HEAD_COLUMNS, group, lock: true }))).rows[0]);
   }
   return best;
+}
+
+/** SQLite: the handled types of a group's ready rows from `first` (one of them) on, a (group, type) pair probe each. */
+async function handledTypesFrom(tx: SqlExecutor, group: string, first: string, types: readonly string[]): Promise<string[]> {
+  const handled = asSet(types);
+  const present = [first];
+  for (let at = (await tx.run(pairAfter(tx.dialect, { group, type: first }, undefined))).rows[0]; at && String(at.group_key) === group; ) {
+    const type = String(at.type);
+    if (handled.has(type)) present.push(type);
+    at = (await tx.run(pairAfter(tx.dialect, { group, type }, undefined))).rows[0];
+  }
+  return present;
 }
 
 const PAIR_INDEX: Record<string, string> = {
@@ -249,7 +267,7 @@ export function pairAfter(d: SqlDialect, at: { from: string } | { group: string;
 }
 
 const HEAD_COLUMNS = sql`${CLAIMED_COLUMNS}, weight`;
-/** SQLite: up to this many handled types, a group's head is read type by type (groupHead). */
+/** SQLite: up to this many handled types, a group's head is read for each of them without looking which it has (groupHead). */
 const HEAD_BY_HEAD_TYPES = 4;
 const PAIR_JOB_COLUMNS = sql`weight, priority, run_after, id`;
 

@@ -12,7 +12,7 @@ describeDialects('ClaimService', (db) => {
   let claims: ClaimService;
 
   beforeAll(async () => {
-    app = await startQueueApp(db, { externalTypes: ['t', 'other'] });
+    app = await startQueueApp(db, { externalTypes: ['t', 'other', 'unhandled'] });
     queue = app.queue;
     claims = app.module.get(ClaimService);
   });
@@ -202,6 +202,37 @@ describeDialects('ClaimService', (db) => {
     expect(inGroup('g')).toEqual(['p3due0', 'p3due1', 'p1due0', 'p1due1', 'p1due2'].map((r) => ids[`g-${r}`]));
     expect(inGroup('h')).toEqual([ids['h-p2due0']]);
     expect(taken).toHaveLength(6);
+  });
+
+  it('the rotation of a worker of many types reads the types each group has, under their jobs due later, and no other', async () => {
+    // Past 4 handled types SQLite looks up which of them a group has ready rows of, then reads
+    // those head by head.
+    await app.db.run(sql`UPDATE job_queue_rotation SET group_key = '', served = 0`);
+    const later = new Date(Date.now() + 3_600_000);
+    const nodes: GraphNode[] = [];
+    const add = (group: string, type: string, ref: string, priority: number, due: boolean, n: number) => {
+      for (let i = 0; i < n; i++) nodes.push({ ref: `${group}-${ref}${i}`, type, group, priority, ...(due ? {} : { runAfter: later }) });
+    };
+    add('g', 't', 'p5later', 5, false, 30);
+    add('g', 't', 'p3due', 3, true, 2);
+    add('g', 'other', 'o4later', 4, false, 20);
+    add('g', 'other', 'o2due', 2, true, 2);
+    add('g', 'unhandled', 'u9due', 9, true, 3);
+    add('g', 't', 'p1due', 1, true, 3);
+    add('h', 'other', 'o0due', 0, true, 1);
+    add('m', 'unhandled', 'u0due', 0, true, 4);
+    const ids = await queue.enqueueGraph(nodes);
+    const types = ['a', 'b', 'c', 'other', 't', 'v'];
+    const taken: ClaimedJob[] = [];
+    for (let round = 0; round < 12; round++) {
+      const claimed = await claims.claim({ owner: 'w1', types, quotas: [], rotation: 10, leaseTtlMs: 30_000 });
+      if (!claimed.length) break;
+      taken.push(...claimed);
+    }
+    const inGroup = (g: string) => taken.filter((j) => j.group === g).map((j) => j.id);
+    expect(inGroup('g')).toEqual(['p3due0', 'p3due1', 'o2due0', 'o2due1', 'p1due0', 'p1due1', 'p1due2'].map((r) => ids[`g-${r}`]));
+    expect(inGroup('h')).toEqual([ids['h-o0due0']]);
+    expect(taken).toHaveLength(8);
   });
 
   it('returns nothing for no types or no quota', async () => {
