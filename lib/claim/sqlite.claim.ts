@@ -6,7 +6,7 @@ import { claimedColumns, toClaimedJob, type ClaimedJob } from './claimed-job';
 import { selectClaimCandidates } from './claim-candidates.sql';
 import { leaseAssignments } from './lease-assignments';
 import { leaseJobs } from './lease-jobs.sql';
-import { dueLevelsStatement, HEADS_ONE_BY_ONE, readyByTypeStatement, readyTypesStatement, sqliteHeadStatement, toSqliteLevels, TYPES_PER_CHECK, TYPES_PER_PROBE, type SqliteLevels, type SqliteTypeLevels } from './ready-by-type.sql';
+import { dueLevelsStatement, HEADS_ONE_BY_ONE, levelsBelow, readyByTypeStatement, readyTypesStatement, sqliteHeadStatement, toSqliteLevels, TYPES_PER_CHECK, TYPES_PER_PROBE, type SqliteLevels, type SqliteTypeLevels } from './ready-by-type.sql';
 
 /**
  * SQLite has no row locks (FOR UPDATE does nothing): the transaction is `BEGIN IMMEDIATE`,
@@ -25,7 +25,16 @@ export async function claimSqlite(tx: SqlExecutor, request: ClaimRequest): Promi
     }
     const found = new Map<string, SqliteTypeLevels>();
     for (const slice of chunked(present, TYPES_PER_CHECK)) {
-      for (const [type, due] of toSqliteLevels((await tx.run(dueLevelsStatement(d, slice))).rows)) found.set(type, due);
+      const { levels: due, unsure } = toSqliteLevels((await tx.run(dueLevelsStatement(d, slice))).rows);
+      for (const [type, at] of due) found.set(type, at);
+      // Nothing due at the priority below the top: look further down, head by head. Under a due
+      // top its rows come first, and the rest below it in one pass if any is due there; otherwise
+      // the read starts at the first priority with due rows.
+      for (const [type, { top, topDue, from }] of unsure) {
+        const below = await levelsBelow(tx, type, from);
+        if (topDue) found.set(type, { read: below ? ['top', 'below'] : ['top'], top });
+        else if (below) found.set(type, below);
+      }
     }
     if (!found.size) return [];
     levels = found;
