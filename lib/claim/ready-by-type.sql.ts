@@ -266,19 +266,12 @@ export function toSqliteLevels(rows: readonly Row[]): { levels: Map<string, Sqli
 
 /**
  * SQLite: the levels of a type to read below priority `from` (whose head is not due, nor any
- * above it): from its first priority with a due head, found head by head (sqliteHeadStatement,
- * one index entry per priority); past HEADS_ONE_BY_ONE, the rest below the last looked at in one
- * pass. Undefined when nothing below `from` is due.
+ * above it): from its first priority with a due job (sqliteDueHead from `from`). Undefined when
+ * nothing below `from` is due.
  */
 export async function levelsBelow(tx: SqlExecutor, type: string, from: number): Promise<SqliteTypeLevels | undefined> {
-  let below = from;
-  for (let level = 0; level < HEADS_ONE_BY_ONE; level++) {
-    const [head] = (await tx.run(sqliteHeadStatement(tx.dialect, sql`priority`, type, undefined, below))).rows;
-    if (!head) return undefined;
-    below = Number(head.priority);
-    if (Number(head.due)) return { read: ['top', 'below'], top: below };
-  }
-  return { read: ['below'], top: below };
+  const head = await sqliteDueHead(tx, sql`priority`, type, undefined, from);
+  return head && { read: ['top', 'below'], top: Number(head.priority) };
 }
 
 /** The floors of readyFloorsStatement's rows, by type: each type's first due row in claim order. */
@@ -372,10 +365,10 @@ export const HEADS_ONE_BY_ONE = 8;
  * group look's read of a group's next job. A busy type's first head is due: one entry read, as
  * the one pass read it. One pass over a type whose jobs are all due later (an idle worker's poll
  * beside a schedule of reminders) stepped over every one of them, 11–15 ms at 100,000. `columns`
- * must name `priority`.
+ * must name `priority`. `from`: only below this priority (the ones above are known not due).
  */
-export async function sqliteDueHead(tx: SqlExecutor, columns: Sql, type: string, group: string | undefined): Promise<Row | undefined> {
-  let below: number | undefined;
+export async function sqliteDueHead(tx: SqlExecutor, columns: Sql, type: string, group: string | undefined, from?: number): Promise<Row | undefined> {
+  let below = from;
   for (let level = 0; level < HEADS_ONE_BY_ONE; level++) {
     const [head] = (await tx.run(sqliteHeadStatement(tx.dialect, columns, type, group, below))).rows;
     if (!head || Number(head.due)) return head;
