@@ -6,6 +6,7 @@ import { Mutex } from './mutex';
 import { retrySqliteBusy } from './retry-sqlite-busy';
 import type { Sql } from './sql';
 import type { Row, SqlExecutor, SqlResult } from './sql-executor';
+import { SqliteStatements, type SqliteHandle } from './sqlite-statements';
 
 export interface TransactionOptions {
   /** Fresh attempts after a deadlock, serialization failure or SQLite busy. Default 8. */
@@ -28,6 +29,8 @@ export class JobQueueDatabase implements SqlExecutor {
   private readonly sqliteMutex = new Mutex();
   /** MySQL connections of our own DataSource already switched to READ COMMITTED for the session. */
   private readonly readCommitted = new WeakSet<object>();
+  /** SQLite: the statements of the DataSource's one connection (a new handle after a re-initialize). */
+  private sqlite?: { handle: SqliteHandle; statements: SqliteStatements };
 
   constructor(
     readonly dataSource: DataSource,
@@ -40,7 +43,7 @@ export class JobQueueDatabase implements SqlExecutor {
   async run(statement: Sql): Promise<SqlResult> {
     if (this.dialect.name === 'postgres') return this.withPgClient((client) => pgExecute(client, statement, this.dataSource.logger));
     if (this.dialect.name === 'sqlite') {
-      return this.sqliteMutex.run(() => retrySqliteBusy(() => this.withRunner((qr) => execute(qr, this.dialect, statement))));
+      return this.sqliteMutex.run(() => retrySqliteBusy(async () => this.sqliteExecute(statement)));
     }
     return this.withMysqlConnection((connection) => mysqlExecute(connection, statement, this.dataSource.logger));
   }
@@ -109,17 +112,32 @@ export class JobQueueDatabase implements SqlExecutor {
   }
 
   private async sqliteTransaction<T>(work: (tx: SqlExecutor) => Promise<T>, failWhenBusy: boolean): Promise<T> {
-    return this.withRunner(async (qr) => {
-      await (failWhenBusy ? qr.query('BEGIN IMMEDIATE') : retrySqliteBusy(() => qr.query('BEGIN IMMEDIATE')));
+    const statements = this.sqliteStatements();
+    const begin = async () => statements.run('BEGIN IMMEDIATE', []);
+    await (failWhenBusy ? begin() : retrySqliteBusy(begin));
+    try {
+      const result = await work({ dialect: this.dialect, run: async (s) => this.sqliteExecute(s, statements) });
+      statements.run('COMMIT', []);
+      return result;
+    } catch (err) {
       try {
-        const result = await work({ dialect: this.dialect, run: (s) => execute(qr, this.dialect, s) });
-        await qr.query('COMMIT');
-        return result;
-      } catch (err) {
-        await qr.query('ROLLBACK').catch(() => undefined);
-        throw err;
+        statements.run('ROLLBACK', []);
+      } catch {
+        // No transaction left to roll back (SQLite ends one itself on some errors).
       }
-    });
+      throw err;
+    }
+  }
+
+  private sqliteExecute(statement: Sql, statements = this.sqliteStatements()): SqlResult {
+    const { text, params } = statement.render('sqlite');
+    return statements.run(text, params);
+  }
+
+  private sqliteStatements(): SqliteStatements {
+    const handle = (this.dataSource.driver as unknown as { databaseConnection: SqliteHandle }).databaseConnection;
+    if (this.sqlite?.handle !== handle) this.sqlite = { handle, statements: new SqliteStatements(handle, this.dataSource.logger) };
+    return this.sqlite.statements;
   }
 
   /**
@@ -159,10 +177,6 @@ export class JobQueueDatabase implements SqlExecutor {
     } finally {
       connection.release();
     }
-  }
-
-  private withRunner<T>(work: (qr: QueryRunner) => Promise<T>): Promise<T> {
-    return this.withRunnerOf(this.dataSource, work);
   }
 
   private async withRunnerOf<T>(dataSource: DataSource, work: (qr: QueryRunner) => Promise<T>): Promise<T> {
@@ -236,11 +250,6 @@ async function pgExecute(client: PgClient, statement: Sql, logger: Logger): Prom
     logger.logQueryError(err as Error, text, params);
     throw err;
   }
-}
-
-async function execute(qr: QueryRunner, dialect: SqlDialect, statement: Sql): Promise<SqlResult> {
-  const { text, params } = statement.render(dialect.name);
-  return toResult(await qr.query(text, params, true));
 }
 
 function toResult(result: { records?: unknown[]; affected?: number; raw?: unknown }): SqlResult {
