@@ -43,7 +43,7 @@ export class JobQueueDatabase implements SqlExecutor {
   async run(statement: Sql): Promise<SqlResult> {
     if (this.dialect.name === 'postgres') return this.withPgClient((client) => pgExecute(client, statement, this.dataSource.logger));
     if (this.dialect.name === 'sqlite') {
-      return this.sqliteMutex.run(() => retrySqliteBusy(async () => this.sqliteExecute(statement)));
+      return this.sqliteMutex.run(() => retrySqliteBusy(async () => this.sqliteStatements().run(statement)));
     }
     return this.withMysqlConnection((connection) => mysqlExecute(connection, statement, this.dataSource.logger));
   }
@@ -113,25 +113,20 @@ export class JobQueueDatabase implements SqlExecutor {
 
   private async sqliteTransaction<T>(work: (tx: SqlExecutor) => Promise<T>, failWhenBusy: boolean): Promise<T> {
     const statements = this.sqliteStatements();
-    const begin = async () => statements.run('BEGIN IMMEDIATE', []);
+    const begin = async () => statements.runText('BEGIN IMMEDIATE');
     await (failWhenBusy ? begin() : retrySqliteBusy(begin));
     try {
-      const result = await work({ dialect: this.dialect, run: async (s) => this.sqliteExecute(s, statements) });
-      statements.run('COMMIT', []);
+      const result = await work({ dialect: this.dialect, run: async (s) => statements.run(s) });
+      statements.runText('COMMIT');
       return result;
     } catch (err) {
       try {
-        statements.run('ROLLBACK', []);
+        statements.runText('ROLLBACK');
       } catch {
         // No transaction left to roll back (SQLite ends one itself on some errors).
       }
       throw err;
     }
-  }
-
-  private sqliteExecute(statement: Sql, statements = this.sqliteStatements()): SqlResult {
-    const { text, params } = statement.render('sqlite');
-    return statements.run(text, params);
   }
 
   private sqliteStatements(): SqliteStatements {

@@ -16,9 +16,7 @@ export class Sql {
     const text = this.build(dialect, params);
     // A statement over the limit fails in the driver with a message that names no statement
     // (SQLite: "too many SQL variables"); every caller chunks its lists well below it.
-    if (params.length > MAX_BOUND_PARAMETERS[dialect]) {
-      throw new Error(`statement binds ${params.length} parameters, over ${dialect}'s limit of ${MAX_BOUND_PARAMETERS[dialect]}: ${text.slice(0, 120)}…`);
-    }
+    assertBoundParameters(dialect, params.length, text);
     return { text, params };
   }
 
@@ -34,6 +32,32 @@ export class Sql {
   buildInto(dialect: Dialect, params: unknown[]): string {
     return this.build(dialect, params);
   }
+
+  /**
+   * Collects the parameters as `render` does, without building the text: `key` receives, in
+   * order, what fixes the text (each fragment's template strings, raw texts, list lengths, a
+   * marker per parameter), so a cache can find a prepared statement by walking these keys
+   * instead of hashing the whole text. Equal key sequences render equal texts.
+   */
+  collect(params: unknown[], key: (k: unknown) => void): void {
+    key(this.strings);
+    for (let i = 0; i < this.values.length; i++) collectValue(this.values[i], params, key);
+  }
+}
+
+/** The key a bound parameter contributes to a statement's shape. */
+export const PARAMETER = Symbol('parameter');
+
+function collectValue(value: unknown, params: unknown[], key: (k: unknown) => void): void {
+  if (value instanceof Sql) return value.collect(params, key);
+  if (value instanceof RawSql) return key(value.text);
+  if (value instanceof ListSql) {
+    key(value.items.length);
+    for (const item of value.items) collectValue(item, params, key);
+    return;
+  }
+  params.push(value);
+  key(PARAMETER);
 }
 
 class RawSql {
@@ -53,6 +77,12 @@ function renderValue(value: unknown, dialect: Dialect, params: unknown[]): strin
   }
   params.push(value);
   return dialect === 'postgres' ? `$${params.length}` : '?';
+}
+
+export function assertBoundParameters(dialect: Dialect, count: number, text: string): void {
+  if (count > MAX_BOUND_PARAMETERS[dialect]) {
+    throw new Error(`statement binds ${count} parameters, over ${dialect}'s limit of ${MAX_BOUND_PARAMETERS[dialect]}: ${text.slice(0, 120)}…`);
+  }
 }
 
 /** Bound parameters one statement may carry: SQLite's SQLITE_MAX_VARIABLE_NUMBER, the wire protocols' 16-bit count. */
@@ -85,6 +115,28 @@ sql.list = (items: readonly unknown[]): ListSql => new ListSql(items);
 /** Joins fragments with a separator. */
 sql.join = (parts: readonly Sql[], separator = ', '): Sql => {
   if (parts.length === 0) return sql``;
-  const strings = ['', ...parts.slice(1).map(() => separator), ''];
-  return new Sql(strings, parts);
+  return new Sql(joinStrings(separator, parts.length), parts);
 };
+
+/**
+ * The template strings of a join, one array per separator and length: a statement's shape
+ * (`Sql.collect`) names fragments by their strings' identity, as template literals have.
+ */
+const JOINS = new Map<string, Map<number, readonly string[]>>();
+const JOIN_SHAPES_KEPT = 10_000;
+let joinShapes = 0;
+
+function joinStrings(separator: string, parts: number): readonly string[] {
+  let strings = JOINS.get(separator)?.get(parts);
+  if (strings) return strings;
+  // A bound for separators built at run time; a cache that starts over only re-prepares.
+  if (joinShapes >= JOIN_SHAPES_KEPT) {
+    JOINS.clear();
+    joinShapes = 0;
+  }
+  strings = Object.freeze(['', ...Array.from({ length: parts - 1 }, () => separator), '']);
+  const bySeparator = JOINS.get(separator) ?? new Map<number, readonly string[]>();
+  JOINS.set(separator, bySeparator.set(parts, strings));
+  joinShapes++;
+  return strings;
+}

@@ -1,4 +1,5 @@
 import type { Logger } from 'typeorm';
+import { assertBoundParameters, type Sql } from './sql';
 import type { SqlResult } from './sql-executor';
 
 /** The part of a better-sqlite3 statement the queue uses. */
@@ -13,56 +14,96 @@ export interface SqliteHandle {
   prepare(text: string): SqliteStatement;
 }
 
+interface Prepared {
+  readonly text: string;
+  readonly statement: SqliteStatement;
+}
+
+/** A step of the shape trie: the statement whose shape ends here, and the steps after it. */
+interface ShapeNode {
+  prepared?: Prepared;
+  next?: Map<unknown, ShapeNode>;
+}
+
 /**
- * Statements prepared once per text and kept, most recently used last. Past this many the least
- * recently used goes: the queue's own statements are a few hundred shapes at most (a list's
- * length is part of the text), and re-preparing one costs tens of microseconds.
+ * Shapes longer than this many keys (a multi-row insert, a long list) are found by their text:
+ * they are few, their texts are long anyway, and each length would add a branch to the trie.
  */
-const CACHE_SIZE = 1_000;
+const SHAPE_KEYS_MAX = 256;
+/** Prepared statements kept; past it the caches start over (a rebuilt cache only re-prepares). */
+const STATEMENTS_KEPT = 1_000;
 
 /**
  * The queue's SQLite statements straight on better-sqlite3, without a TypeORM QueryRunner (as
- * PostgreSQL and MySQL already run theirs on the driver's connection). The runner's bookkeeping
- * around each statement (subscribers, timing, result wrapping, several awaits) was about a third
- * of a chain link's Node CPU, and its statement cache keeps only 100 texts, first in first out.
- * Synchronous, as the driver is: callers hold the queue's SQLite mutex.
+ * PostgreSQL and MySQL already run theirs on the driver's connection): the runner's bookkeeping
+ * (subscribers, timing, several awaits) was a tenth of a chain link's Node CPU, and its statement
+ * cache kept 100 texts, first in first out.
+ *
+ * A statement is found by its shape (`Sql.collect`: template identities, list lengths, raw
+ * texts) rather than its text: building the text of every statement and hashing it for the
+ * lookup was another tenth. Synchronous, as the driver is: callers hold the queue's SQLite mutex.
  */
 export class SqliteStatements {
-  private readonly cache = new Map<string, SqliteStatement>();
+  private shapes: ShapeNode = {};
+  private readonly byText = new Map<string, Prepared>();
+  private kept = 0;
 
   constructor(
     private readonly handle: SqliteHandle,
     private readonly logger: Logger,
   ) {}
 
-  run(text: string, params: readonly unknown[]): SqlResult {
-    this.logger.logQuery(text, params as unknown[]);
+  /** A statement of the queue's SQL builder. */
+  run(statement: Sql): SqlResult {
+    const params: unknown[] = [];
+    let node: ShapeNode | undefined = this.shapes;
+    let keys = 0;
+    statement.collect(params, (key) => {
+      if (!node) return;
+      if (++keys > SHAPE_KEYS_MAX) {
+        node = undefined;
+        return;
+      }
+      let next: ShapeNode | undefined = node.next?.get(key);
+      if (!next) (node.next ??= new Map()).set(key, (next = {}));
+      node = next;
+    });
+    let prepared = node?.prepared;
+    if (!prepared) {
+      const { text } = statement.render('sqlite');
+      prepared = this.byText.get(text) ?? this.prepare(text);
+      if (node) node.prepared = prepared;
+      else this.byText.set(text, prepared);
+    }
+    assertBoundParameters('sqlite', params.length, prepared.text);
+    return this.execute(prepared, params);
+  }
+
+  /** A fixed statement (BEGIN, COMMIT, ROLLBACK). */
+  runText(text: string): SqlResult {
+    let prepared = this.byText.get(text);
+    if (!prepared) this.byText.set(text, (prepared = this.prepare(text)));
+    return this.execute(prepared, []);
+  }
+
+  private prepare(text: string): Prepared {
+    if (++this.kept > STATEMENTS_KEPT) {
+      this.shapes = {};
+      this.byText.clear();
+      this.kept = 1;
+    }
+    return { text, statement: this.handle.prepare(text) };
+  }
+
+  private execute({ text, statement }: Prepared, params: unknown[]): SqlResult {
+    this.logger.logQuery(text, params);
     try {
-      const statement = this.prepared(text);
-      const bound = params.map(bindable);
-      if (statement.reader) return { rows: statement.all(...bound) as SqlResult['rows'], affected: 0 };
-      return { rows: [], affected: statement.run(...bound).changes };
+      for (let i = 0; i < params.length; i++) if (typeof params[i] === 'boolean') params[i] = params[i] ? 1 : 0; // better-sqlite3 binds no booleans
+      if (statement.reader) return { rows: statement.all(...params) as SqlResult['rows'], affected: 0 };
+      return { rows: [], affected: statement.run(...params).changes };
     } catch (err) {
-      this.logger.logQueryError(err as Error, text, params as unknown[]);
+      this.logger.logQueryError(err as Error, text, params);
       throw err;
     }
   }
-
-  private prepared(text: string): SqliteStatement {
-    let statement = this.cache.get(text);
-    if (statement) {
-      // Most recently used last: Map keeps insertion order.
-      this.cache.delete(text);
-    } else {
-      statement = this.handle.prepare(text);
-      if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
-    }
-    this.cache.set(text, statement);
-    return statement;
-  }
-}
-
-/** better-sqlite3 binds no booleans. */
-function bindable(value: unknown): unknown {
-  return typeof value === 'boolean' ? (value ? 1 : 0) : value;
 }

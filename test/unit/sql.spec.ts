@@ -1,4 +1,4 @@
-import { chunked, LIST_CHUNK, MAX_BOUND_PARAMETERS, sql } from '../../lib/database/sql';
+import { chunked, LIST_CHUNK, MAX_BOUND_PARAMETERS, sql, type Sql } from '../../lib/database/sql';
 
 describe('sql tagged template', () => {
   const q = sql`SELECT * FROM jobs WHERE id IN (${sql.list([1, 2])}) AND type = ${"it's"}${sql` AND g = ${'a'}`}`;
@@ -30,5 +30,57 @@ describe('bounded lists', () => {
     expect(() => q.render('sqlite')).toThrow(/binds 32767 parameters, over sqlite's limit of 32766: UPDATE jobs/);
     expect(q.render('mysql').params).toHaveLength(ids.length); // under 65,535
     expect(() => sql`${sql.list(Array.from({ length: 65_536 }, () => 1))}`.render('postgres')).toThrow(/limit of 65535/);
+  });
+});
+
+describe('statement shapes (Sql.collect)', () => {
+  function shape(statement: Sql): { keys: unknown[]; params: unknown[] } {
+    const keys: unknown[] = [];
+    const params: unknown[] = [];
+    statement.collect(params, (k) => keys.push(k));
+    return { keys, params };
+  }
+  const sameKeys = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((k, i) => Object.is(k, b[i]));
+  const where = (v: unknown) => sql`SELECT id FROM jobs WHERE ${v}`;
+  const one = (id: unknown) => sql`id = ${id}`;
+  // One template, a parameter and a fragment in either order: different texts, same pieces.
+  const pair = (a: unknown, b: unknown) => sql`SELECT ${a}, ${b}`;
+  const statements: Sql[] = [
+    where(one(1)),
+    where(one(2)),
+    where(sql.raw('TRUE')),
+    where(sql.raw('FALSE')),
+    where(3),
+    pair(1, one(2)),
+    pair(one(2), 1),
+    pair(sql.list([1, 2]), 3),
+    pair(1, sql.list([2, 3])),
+    sql`x IN (${sql.list([1, 2])})`,
+    sql`x IN (${sql.list([1, 2, 3])})`,
+    sql`x IN (${sql.list([one(1), 2])})`,
+    sql.join([one(1), one(2)], ' AND '),
+    sql.join([one(1), one(2)], ' OR '),
+    sql.join([one(1), one(2), one(3)], ' AND '),
+  ];
+
+  it('collects the parameters render binds, in the same order', () => {
+    for (const s of statements) expect(shape(s).params).toEqual(s.render('sqlite').params);
+  });
+
+  it('gives equal keys only to statements that render the same text', () => {
+    // The other way round is allowed: two shapes of one text only prepare it twice.
+    for (const a of statements) {
+      for (const b of statements) {
+        if (!sameKeys(shape(a).keys, shape(b).keys)) continue;
+        expect(a.render('sqlite').text).toBe(b.render('sqlite').text);
+      }
+    }
+    expect(sameKeys(shape(pair(1, one(2))).keys, shape(pair(one(2), 1)).keys)).toBe(false);
+    expect(sameKeys(shape(pair(sql.list([1, 2]), 3)).keys, shape(pair(1, sql.list([2, 3]))).keys)).toBe(false);
+  });
+
+  it('names a join by one strings array per separator and length, so repeated joins share a shape', () => {
+    expect(sameKeys(shape(sql.join([one(1), one(2)], ' AND ')).keys, shape(sql.join([one(7), one(8)], ' AND ')).keys)).toBe(true);
+    expect(sql.join([one(1), one(2), one(3)], ' AND ').render('postgres').text).toBe('id = $1 AND id = $2 AND id = $3');
   });
 });
