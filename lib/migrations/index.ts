@@ -70,6 +70,7 @@ import { JobQueueReadyDueOrderMysql1768700000001 } from './mysql/1768700000001-j
 import { JobQueueWalkHeadsBelowMysql1768800000001 } from './mysql/1768800000001-job-queue-walk-heads-below';
 import { JobQueueVersionsSqlite1768600000001 } from './sqlite/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderSqlite1768700000001 } from './sqlite/1768700000001-job-queue-ready-due-order';
+import { JobQueueInFlightByStateSqlite1768900000001 } from './sqlite/1768900000001-job-queue-in-flight-by-state';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -149,6 +150,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyDueFilterSqlite1768500000001,
     JobQueueVersionsSqlite1768600000001,
     JobQueueReadyDueOrderSqlite1768700000001,
+    JobQueueInFlightByStateSqlite1768900000001,
   ],
 };
 
