@@ -37,27 +37,29 @@ export class Sql {
    * Collects the parameters as `render` does, without building the text: `key` receives, in
    * order, what fixes the text (each fragment's template strings, raw texts, list lengths, a
    * marker per parameter), so a cache can find a prepared statement by walking these keys
-   * instead of hashing the whole text. Equal key sequences render equal texts.
+   * instead of hashing the whole text. Equal key sequences render equal texts. `key` returning
+   * false stops the walk; collect then returns false (and `params` is incomplete).
    */
-  collect(params: unknown[], key: (k: unknown) => void): void {
-    key(this.strings);
-    for (let i = 0; i < this.values.length; i++) collectValue(this.values[i], params, key);
+  collect(params: unknown[], key: (k: unknown) => boolean): boolean {
+    if (!key(this.strings)) return false;
+    for (let i = 0; i < this.values.length; i++) if (!collectValue(this.values[i], params, key)) return false;
+    return true;
   }
 }
 
 /** The key a bound parameter contributes to a statement's shape. */
 export const PARAMETER = Symbol('parameter');
 
-function collectValue(value: unknown, params: unknown[], key: (k: unknown) => void): void {
+function collectValue(value: unknown, params: unknown[], key: (k: unknown) => boolean): boolean {
   if (value instanceof Sql) return value.collect(params, key);
   if (value instanceof RawSql) return key(value.text);
   if (value instanceof ListSql) {
-    key(value.items.length);
-    for (const item of value.items) collectValue(item, params, key);
-    return;
+    if (!key(value.items.length)) return false;
+    for (const item of value.items) if (!collectValue(item, params, key)) return false;
+    return true;
   }
   params.push(value);
-  key(PARAMETER);
+  return key(PARAMETER);
 }
 
 class RawSql {

@@ -55,25 +55,23 @@ export class SqliteStatements {
 
   /** A statement of the queue's SQL builder. */
   run(statement: Sql): SqlResult {
-    const params: unknown[] = [];
-    let node: ShapeNode | undefined = this.shapes;
+    let params: unknown[] = [];
+    let node: ShapeNode = this.shapes;
     let keys = 0;
-    statement.collect(params, (key) => {
-      if (!node) return;
-      if (++keys > SHAPE_KEYS_MAX) {
-        node = undefined;
-        return;
-      }
-      let next: ShapeNode | undefined = node.next?.get(key);
+    const short = statement.collect(params, (key) => {
+      if (++keys > SHAPE_KEYS_MAX) return false;
+      let next = node.next?.get(key);
       if (!next) (node.next ??= new Map()).set(key, (next = {}));
       node = next;
+      return true;
     });
-    let prepared = node?.prepared;
+    let prepared = short ? node.prepared : undefined;
     if (!prepared) {
-      const { text } = statement.render('sqlite');
-      prepared = this.byText.get(text) ?? this.prepare(text);
-      if (node) node.prepared = prepared;
-      else this.byText.set(text, prepared);
+      const rendered = statement.render('sqlite');
+      if (!short) params = rendered.params;
+      prepared = this.byText.get(rendered.text) ?? this.prepare(rendered.text);
+      if (short) node.prepared = prepared;
+      else this.byText.set(rendered.text, prepared);
     }
     assertBoundParameters('sqlite', params.length, prepared.text);
     return this.execute(prepared, params);
