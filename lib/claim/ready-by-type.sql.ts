@@ -110,7 +110,7 @@ export function readyByTypeStatement(d: SqlDialect, types: readonly string[], li
   if (arms.length === 1) return arms[0];
   // Each arm keeps its own ORDER BY and LIMIT: parenthesized on MySQL, a subquery on SQLite.
   const wrapped = arms.map((a) => (d.name === 'mysql' ? sql`(${a})` : sql`SELECT * FROM (${a})`));
-  return sql`${sql.join(wrapped, ' UNION ALL ')} ORDER BY priority DESC, run_after, id LIMIT ${limit}`;
+  return sql`${sql.join(wrapped, ' UNION ALL ')} ORDER BY priority DESC, run_after, id LIMIT ${d.name === 'sqlite' ? sqliteLimit(limit) : limit}`;
 }
 
 /**
@@ -393,8 +393,21 @@ export function typeSlices(d: SqlDialect, types: readonly string[]): string[][] 
 function sqliteOnePass(d: SqlDialect, index: string, columns: Sql, type: Sql, where: Sql, limit: number): Sql {
   return sql`SELECT ${columns} FROM jobs INDEXED BY ${sql.raw(index)}
     WHERE state = 'ready' AND type = ${type} AND run_after <= ${d.now()}${where}
-    ORDER BY ${readyOrder(d)} LIMIT ${limit}`;
+    ORDER BY ${readyOrder(d)} LIMIT ${sqliteLimit(limit)}`;
 }
+
+/**
+ * SQLite re-prepares a statement whose `LIMIT ?` is bound anew (its planner may use the value),
+ * every execution: about 5 µs, a quarter of a chain link's claim read. Small limits (a chain's
+ * next link, a worker at its defaults) are written into the text, a statement text per value;
+ * larger ones, whose claims take far longer than that, stay bound.
+ */
+function sqliteLimit(limit: number): unknown {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`a claim's limit must be a non-negative integer, got ${limit}`);
+  return limit <= LITERAL_LIMITS_UP_TO ? sql.raw(String(limit)) : limit;
+}
+
+const LITERAL_LIMITS_UP_TO = 32;
 
 /**
  * SQLite: one type's due rows in claim order as two reads (compound-SELECT arms): those of the
@@ -417,7 +430,7 @@ function sqliteLevels(d: SqlDialect, index: string, columns: Sql, type: Sql, whe
       : sql`${known}`;
   const read = (level: Sql) => sql`SELECT ${columns} FROM jobs INDEXED BY ${sql.raw(index)}
     WHERE state = 'ready' AND type = ${type} AND priority ${level} AND run_after <= ${d.now()}${where}
-    ORDER BY ${readyOrder(d)} LIMIT ${limit}`;
+    ORDER BY ${readyOrder(d)} LIMIT ${sqliteLimit(limit)}`;
   return [read(sql`= ${top}`), read(sql`< ${top}`)];
 }
 
