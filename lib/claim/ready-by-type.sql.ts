@@ -402,7 +402,7 @@ function sqliteOnePass(d: SqlDialect, index: string, columns: Sql, type: Sql, wh
  * next link, a worker at its defaults) are written into the text, a statement text per value;
  * larger ones, whose claims take far longer than that, stay bound.
  */
-function sqliteLimit(limit: number): unknown {
+function sqliteLimit(limit: number): number | ReturnType<typeof sql.raw> {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`a claim's limit must be a non-negative integer, got ${limit}`);
   return limit <= LITERAL_LIMITS_UP_TO ? sql.raw(String(limit)) : limit;
 }

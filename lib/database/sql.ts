@@ -48,7 +48,7 @@ export class Sql {
 }
 
 /** The key a bound parameter contributes to a statement's shape. */
-export const PARAMETER = Symbol('parameter');
+const PARAMETER = Symbol('parameter');
 
 function collectValue(value: unknown, params: unknown[], key: (k: unknown) => boolean): boolean {
   if (value instanceof Sql) return value.collect(params, key);

@@ -90,7 +90,13 @@ export class SqliteStatements {
       this.byText.clear();
       this.kept = 1;
     }
-    return { text, statement: this.handle.prepare(text) };
+    try {
+      return { text, statement: this.handle.prepare(text) };
+    } catch (err) {
+      // SQL SQLite refuses fails here, before it runs: logged as a failed query all the same.
+      this.logger.logQueryError(err as Error, text, []);
+      throw err;
+    }
   }
 
   private execute({ text, statement }: Prepared, params: unknown[]): SqlResult {

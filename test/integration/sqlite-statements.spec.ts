@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { isUniqueViolation } from '../../lib/database/db-errors';
 import { sql } from '../../lib/database/sql';
 import { describeDialects } from '../support/describe-dialects';
@@ -56,6 +57,18 @@ describeDialects(
       // The connection is usable afterwards, its transaction ended.
       await app.db.transaction((tx) => tx.run(insert('k2')));
       expect(await app.count()).toBe(before + 2);
+    });
+
+    it('reports SQL that SQLite refuses to prepare through the DataSource\'s logger, and goes on', async () => {
+      const logged = jest.spyOn(app.dataSource.logger, 'logQueryError');
+      try {
+        const err = (await app.db.run(sql`SELEC ${1}`).catch((e: unknown) => e)) as { code?: string };
+        expect(err.code).toBe('SQLITE_ERROR');
+        expect(logged).toHaveBeenCalledWith(err, 'SELEC ?', []);
+      } finally {
+        logged.mockRestore();
+      }
+      expect((await app.db.run(sql`SELECT ${2} AS n`)).rows).toEqual([{ n: 2 }]);
     });
   },
   ['sqlite'],
