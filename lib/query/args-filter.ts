@@ -39,7 +39,9 @@ export function normalizeArgsContains(raw: unknown): JsonObject {
       for (const [k, v] of Object.entries(value)) {
         if (!k.length || /["\\\u0000-\u001f]/.test(k)) fail('keys that are non-empty and free of quotes, backslashes and control characters', k);
         if (v === undefined) fail('JSON values (undefined is not one)', v);
-        out[k] = walk(v, depth + 1, false);
+        // Defined, not assigned: `out['__proto__'] = v` would set the prototype and drop the key,
+        // turning `{ "__proto__": … }` (JSON.parse makes it an own key) into `{}`, which matches every job.
+        Object.defineProperty(out, k, { value: walk(v, depth + 1, false), enumerable: true, writable: true, configurable: true });
       }
       return out;
     }

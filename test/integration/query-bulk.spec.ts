@@ -96,6 +96,21 @@ describeDialects('retryMany / cancelMany', (db) => {
     expect(await app.count(`state = 'cancelled'`)).toBe(0);
   });
 
+  it('an argsContains key named __proto__ is a key like any other: find and cancelMany select only the jobs holding it', async () => {
+    // JSON.parse (the dashboard's args field, a request body) makes "__proto__" an own key; assigned
+    // into a copy it set the prototype instead, the filter became {} and selected every job.
+    const filter = JSON.parse('{"__proto__":{"tenant":"nobody"}}') as Record<string, unknown>;
+    const others = await app.queue.enqueueGraph(Array.from({ length: 20 }, (_, i) => ({ ref: `o${i}`, type: 'noop', args: { tenant: 'acme' } })));
+    const holder = await app.queue.enqueue({ type: 'noop', args: JSON.parse('{"__proto__":{"tenant":"nobody"},"n":1}') });
+    expect(Object.keys((await app.queue.get(holder.id))!.args as object)).toContain('__proto__');
+
+    expect((await app.queue.find({ argsContains: filter })).jobs.map((j) => j.id)).toEqual([holder.id]);
+    expect((await app.queue.find({ argsContains: JSON.parse('{"__proto__":"x"}') })).jobs).toEqual([]);
+    expect(await app.queue.cancelMany({ argsContains: filter })).toEqual({ count: 1 });
+    expect(await app.count(`state = 'cancelled'`)).toBe(1);
+    expect(await app.count(`state = 'ready'`)).toBe(Object.keys(others).length);
+  });
+
   it('bad filters throw InvalidQueryError and change nothing', async () => {
     await app.queue.enqueue({ type: 'noop' });
     for (const filter of [{ colour: 'red' }, { state: 'finished' }, { argsContains: 'x' }, { type: [] }]) {
