@@ -1,4 +1,5 @@
 import { InvalidPauseTargetError } from '../errors/query.errors';
+import { isStorableText, STORABLE_TEXT } from '../query/storable-text';
 
 /** What `pause`/`resume` take: a job type, or a group (e.g. a tenant). */
 export type PauseTarget = { type: string; group?: never } | { group: string; type?: never };
@@ -17,8 +18,8 @@ export function normalizePauseTarget(raw: unknown): PausedEntry {
   if (keys.length !== 1) throw new InvalidPauseTargetError(raw, keys.length ? 'give either type or group, not both' : 'nothing to pause (an empty object)');
   const kind = keys[0] as 'type' | 'group';
   const name = (raw as Record<string, unknown>)[kind];
-  if (typeof name !== 'string' || !name.length || name.length > 200) {
-    throw new InvalidPauseTargetError(raw, `${kind} must be a non-empty string of at most 200 characters`);
+  if (typeof name !== 'string' || !name.length || name.length > 200 || !isStorableText(name)) {
+    throw new InvalidPauseTargetError(raw, `${kind} must be a non-empty string of at most 200 characters ${STORABLE_TEXT}`);
   }
   return { kind, name };
 }

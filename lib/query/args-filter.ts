@@ -1,4 +1,5 @@
 import { InvalidQueryError } from '../errors/query.errors';
+import { isStorableText, STORABLE_TEXT } from './storable-text';
 
 export type JsonScalar = string | number | boolean | null;
 export type JsonObject = { [key: string]: JsonScalar | JsonScalar[] | JsonObject };
@@ -26,7 +27,8 @@ export function normalizeArgsContains(raw: unknown): JsonObject {
   };
   if (!isPlain(raw)) fail('a plain object such as { tenant: "acme" }');
   const walk = (value: unknown, depth: number, inArray: boolean): unknown => {
-    if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+    if (typeof value === 'string') return isStorableText(value) ? value : fail(`strings ${STORABLE_TEXT}`, value);
+    if (value === null || typeof value === 'boolean') return value;
     if (typeof value === 'number') return Number.isFinite(value) ? value : fail('JSON: numbers must be finite', value);
     if (Array.isArray(value)) {
       if (inArray) fail('arrays of scalars only (no nested arrays or objects in arrays)', value);
@@ -37,7 +39,7 @@ export function normalizeArgsContains(raw: unknown): JsonObject {
       if (depth >= MAX_DEPTH) fail(`at most ${MAX_DEPTH} levels deep`, value);
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
-        if (!k.length || /["\\\u0000-\u001f]/.test(k)) fail('keys that are non-empty and free of quotes, backslashes and control characters', k);
+        if (!k.length || /["\\\u0000-\u001f]/.test(k) || !isStorableText(k)) fail('keys that are non-empty and free of quotes, backslashes, control characters and unpaired surrogates', k);
         if (v === undefined) fail('JSON values (undefined is not one)', v);
         // Defined, not assigned: `out['__proto__'] = v` would set the prototype and drop the key,
         // turning `{ "__proto__": … }` (JSON.parse makes it an own key) into `{}`, which matches every job.

@@ -1,6 +1,7 @@
 import { InvalidQueryError } from '../errors/query.errors';
 import type { JobState, JobView } from '../job.types';
 import { normalizeArgsContains, type JsonObject } from './args-filter';
+import { isStorableText, STORABLE_TEXT } from './storable-text';
 
 /**
  * What `find`, `retryMany` and `cancelMany` select. Every field is optional; given fields are
@@ -73,7 +74,7 @@ export function normalizeFilter(raw: unknown): NormalizedFilter {
   if (f.state !== undefined) {
     out.states = list(f.state, 'state', `one of ${JOB_STATES.join(', ')}, or a non-empty list of them`, (s) => JOB_STATES.includes(s as JobState)) as JobState[];
   }
-  if (f.type !== undefined) out.types = list(f.type, 'type', 'a non-empty string of at most 200 characters, or a non-empty list of them', (s) => text(s, 200));
+  if (f.type !== undefined) out.types = list(f.type, 'type', `a non-empty string of at most 200 characters ${STORABLE_TEXT}, or a non-empty list of them`, (s) => text(s, 200));
   if (f.group !== undefined) out.group = one(f.group, 'group', 200);
   if (f.key !== undefined) out.key = one(f.key, 'key', 255);
   if (f.errorContains !== undefined) out.errorContains = one(f.errorContains, 'errorContains', 1_000);
@@ -128,11 +129,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 function text(value: unknown, max: number): boolean {
-  return typeof value === 'string' && value.length > 0 && value.length <= max;
+  return typeof value === 'string' && value.length > 0 && value.length <= max && isStorableText(value);
 }
 
 function one(value: unknown, field: string, max: number): string {
-  if (!text(value, max)) throw new InvalidQueryError(field, `a non-empty string of at most ${max} characters`, value);
+  if (!text(value, max)) throw new InvalidQueryError(field, `a non-empty string of at most ${max} characters ${STORABLE_TEXT}`, value);
   return value as string;
 }
 

@@ -1,5 +1,6 @@
 import { InvalidQueryError } from '../errors/query.errors';
 import { isPlainObject } from '../query/job-filter';
+import { isStorableText, STORABLE_TEXT } from '../query/storable-text';
 import type { ScheduleView } from './schedule-view';
 
 /** What `findSchedules` selects; every field optional. */
@@ -26,7 +27,9 @@ export function normalizeScheduleFilter(raw: unknown): ScheduleFilter {
     if (field !== 'type' && field !== 'group') throw new InvalidQueryError(`filter.${field}`, 'one of the known fields (type, group)', field);
     const value = raw[field];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || !value || value.length > 200) throw new InvalidQueryError(field, 'a non-empty string of at most 200 characters', value);
+    if (typeof value !== 'string' || !value || value.length > 200 || !isStorableText(value)) {
+      throw new InvalidQueryError(field, `a non-empty string of at most 200 characters ${STORABLE_TEXT}`, value);
+    }
     out[field] = value;
   }
   return out;

@@ -103,7 +103,7 @@ describeDialects('dashboard API', (db) => {
     expect(odd.jobs[0].args).toMatchObject({ truncated: false });
     const future = await (await get(`/api/jobs?${new URLSearchParams({ type: 'listed', after: '2999-01-01T00:00:00Z' })}`)).json().then(asAny);
     expect(future.jobs).toEqual([]);
-    for (const bad of ['args=%7Bnot%20json', 'args=%5B1%5D', 'state=nope', 'limit=101', 'limit=0', 'after=yesterday', 'cursor=forged', 'parent=-1']) {
+    for (const bad of ['args=%7Bnot%20json', 'args=%5B1%5D', 'state=nope', 'limit=101', 'limit=0', 'after=yesterday', 'cursor=forged', 'parent=-1', 'type=a%00b', 'error=x%00', `args=${encodeURIComponent('{"tenant":"\\u0000"}')}`]) {
       const res = await get(`/api/jobs?${bad}`);
       expect([bad, res.status]).toEqual([bad, 400]);
       expect((await res.json().then(asAny)).error).toMatch(/INVALID_QUERY|INVALID_CURSOR/);
@@ -146,7 +146,7 @@ describeDialects('dashboard API', (db) => {
     expect(new Date(evil.nextRunAt).getTime()).toBeGreaterThan(Date.now());
     const tenant = asAny(await (await get(`/api/schedules?${new URLSearchParams({ group: XSS.slice(0, 60) })}`)).json());
     expect(tenant.schedules.map((s: { name: string }) => s.name)).toEqual(['dash-07']);
-    for (const bad of ['limit=101', 'limit=0', 'cursor=forged', 'type=a&type=b', 'group=a&group=b', `group=${'g'.repeat(201)}`]) {
+    for (const bad of ['limit=101', 'limit=0', 'cursor=forged', 'type=a&type=b', 'group=a&group=b', `group=${'g'.repeat(201)}`, 'type=a%00']) {
       const res = await get(`/api/schedules?${bad}`);
       expect([bad, res.status]).toEqual([bad, 400]);
       expect((await res.json().then(asAny)).error).toMatch(/INVALID_QUERY|INVALID_CURSOR/);

@@ -165,6 +165,16 @@ describeDialects('find: every filter, keyset pages, typed errors', (db) => {
       [{}, { limit: 0 }],
       [{}, { limit: 10_000 }],
       [{}, { cursor: 'forged' }],
+      // NUL and unpaired surrogates: PostgreSQL's driver or server failed the statement (a raw
+      // DatabaseError, a 500 on the dashboard) where MySQL and SQLite answered.
+      [{ type: 'a\u0000b' }, {}],
+      [{ type: ['a', '\ud800'] }, {}],
+      [{ group: 'g\u0000' }, {}],
+      [{ key: '\udc00key' }, {}],
+      [{ errorContains: 'boom\u0000' }, {}],
+      [{ argsContains: { tenant: 't1\u0000' } }, {}],
+      [{ argsContains: { tags: ['x', '\ud800'] } }, {}],
+      [{ argsContains: { ['\ud83d']: 1 } }, {}],
     ];
     for (const [filter, options] of bad) {
       await expect(app.queue.find(filter as JobFilter, options as never)).rejects.toBeInstanceOf(InvalidQueryError);

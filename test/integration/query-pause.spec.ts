@@ -38,7 +38,7 @@ describeDialects('pause / resume / listPaused with 2 worker processes', (db) => 
   afterEach(() => workers.splice(0).forEach((w) => w.kill()));
 
   it('bad targets throw InvalidPauseTargetError and change nothing', async () => {
-    for (const bad of [{}, { type: '' }, { type: 'a', group: 'b' }, { colour: 'red' }, 'chaos', null, { group: 7 }]) {
+    for (const bad of [{}, { type: '' }, { type: 'a', group: 'b' }, { colour: 'red' }, 'chaos', null, { group: 7 }, { type: 'a\u0000' }, { group: '\ud800' }]) {
       await expect(app.queue.pause(bad as never)).rejects.toBeInstanceOf(InvalidPauseTargetError);
       await expect(app.queue.resume(bad as never)).rejects.toBeInstanceOf(InvalidPauseTargetError);
     }
