@@ -17,6 +17,11 @@ export function neighboursStatement(ids: readonly number[]): Sql {
     UNION SELECT parent_id FROM jobs WHERE id IN (${list()}) AND parent_id IS NOT NULL`;
 }
 
+/** Whether the job exists (the walk's start). */
+export function graphRootStatement(id: number): Sql {
+  return sql`SELECT id FROM jobs WHERE id = ${id}`;
+}
+
 export function graphNodesStatement(d: SqlDialect, ids: readonly number[]): Sql {
   return sql`SELECT ${jobColumns(d)} FROM jobs WHERE id IN (${sql.list(ids)})`;
 }

@@ -1,4 +1,6 @@
+import { jest } from '@jest/globals';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import type { SqlResult } from '../../lib/database/sql-executor';
 import { sql } from '../../lib/database/sql';
 import { describeDialects } from '../support/describe-dialects';
 import { buildDashboardUi, csrfToken, startDashboardApp, type DashboardApp } from '../support/dashboard-app';
@@ -193,6 +195,30 @@ describeDialects('dashboard API', (db) => {
     expect(g.edges).toEqual(expect.arrayContaining([{ from: ids.a, to: ids.b }, { from: ids.box, to: ids.c }]));
     expect(g.nodes[0]).not.toHaveProperty('args');
     expect((await get('/api/graph/999999999')).status).toBe(404);
+  });
+
+  it('graph beside a 3,000-way fan-in: the nearest 1,000 hold the job’s dependent and its 999 edges, and no args are read', async () => {
+    // Nothing runs them: no handler for 'listed', and not before an hour.
+    const later = new Date(Date.now() + 3_600_000);
+    const blob = 'x'.repeat(4_000);
+    const ups = Array.from({ length: 3_000 }, (_, i) => ({ ref: `u${i}`, type: 'listed', args: { blob, i }, runAfter: later }));
+    const ids = await d.queue.enqueueGraph([...ups, { ref: 'sink', type: 'listed', dependsOn: ups.map((u) => u.ref), runAfter: later }]);
+    const run = jest.spyOn(d.app.get(JobQueueDatabase), 'run');
+    let g: any;
+    let bytes = 0;
+    try {
+      g = await (await get(`/api/graph/${ids.u0}`)).json().then(asAny);
+      for (const result of run.mock.results) for (const row of (await (result.value as Promise<SqlResult>)).rows) bytes += JSON.stringify(row).length;
+    } finally {
+      run.mockRestore();
+    }
+    expect(g.truncated).toBe(true);
+    expect(g.nodes).toHaveLength(1_000);
+    expect(g.nodes.map((n: { id: number }) => n.id)).toContain(ids.sink);
+    expect(g.edges).toHaveLength(999);
+    expect(g.edges.every((e: { to: number }) => e.to === ids.sink)).toBe(true);
+    // The upstreams hold 12 MB of args; the page draws none of it (whole rows: 4 MB for the 1,000 shown alone).
+    expect(bytes).toBeLessThan(1_000_000);
   });
 
   it('actions need the CSRF header and the same origin; refused ones change nothing', async () => {
