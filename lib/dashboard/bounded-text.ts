@@ -33,3 +33,13 @@ export function boundJson(value: unknown, max: number, indent = 2): BoundedText 
 export function previewJson(value: unknown, max: number): BoundedText {
   return boundJson(value, max, 0);
 }
+
+/**
+ * The same from a text's first characters as SQL read them (`substr`, at least `max + 1` of them
+ * when there are more) and its full length there: the whole value never leaves the database.
+ */
+export function boundHead(head: string, length: number, max: number): BoundedText {
+  const chars = Array.from(head); // SQL counts code points: never cut a surrogate pair in two
+  if (chars.length <= max) return { text: head, truncated: false, length: head.length };
+  return { text: chars.slice(0, max).join('') + TRUNCATION_MARKER, truncated: true, length };
+}

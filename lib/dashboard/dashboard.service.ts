@@ -1,13 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobQueueDatabase } from '../database/job-queue.database';
+import type { SqlDialect } from '../database/dialects';
 import type { Row } from '../database/sql-executor';
 import { InvalidQueryError } from '../errors/query.errors';
 import { JobQueueService } from '../job-queue.service';
-import type { JobState, JobView } from '../job.types';
+import type { JobState } from '../job.types';
 import { graphEdges, walkGraph } from '../query/graph-walk';
 import { GRAPH_CHUNK } from '../query/job-graph.sql';
 import { JOB_STATES } from '../query/job-filter';
-import { boundJson, boundText, previewJson, type BoundedText } from './bounded-text';
+import { findPage } from '../query/read-page';
+import { boundHead, boundJson, boundText, previewJson, type BoundedText } from './bounded-text';
+import { jobPreviewColumns } from './dashboard-jobs.sql';
 import { graphNodeSummaries } from './dashboard-graph.sql';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
@@ -113,10 +116,14 @@ export class DashboardService {
     return this.overviews.get('overview', () => this.readOverview());
   }
 
+  /**
+   * A page of the jobs table: find()'s filter, pages and cursors, reading only the start of args
+   * and error. Whole rows cost 2.2 s and 255 MB for 50 jobs of 2 MB args, to send 22 KB.
+   */
   async jobs(query: Record<string, unknown>): Promise<{ jobs: JobRowView[]; nextCursor: string | null }> {
     const { filter, limit, cursor } = parseJobsQuery(query);
-    const page = await this.queue.find(filter, { limit, cursor });
-    return { jobs: page.jobs.map(toRow), nextCursor: page.nextCursor };
+    const page = await findPage(this.db, filter, { limit, cursor }, jobPreviewColumns(this.db.dialect, PREVIEW_CHARS + 1));
+    return { jobs: page.rows.map((r) => toRow(r, this.db.dialect)), nextCursor: page.nextCursor };
   }
 
   /** A page of recurring schedules by name, and how many there are in all. */
@@ -251,22 +258,22 @@ function stageText(stage: string | null): string | null {
   return stage === null ? null : boundText(stage, SHORT_CHARS).text;
 }
 
-function toRow(job: JobView): JobRowView {
+function toRow(r: Row, d: SqlDialect): JobRowView {
   return {
-    id: job.id,
-    type: job.type,
-    state: job.state,
-    group: job.group,
-    attempts: job.attempts,
-    maxAttempts: job.maxAttempts,
-    progress: job.progress,
-    stage: stageText(job.currentStage),
-    isContainer: job.isContainer,
-    parentId: job.parentId,
-    createdAt: job.createdAt,
-    finishedAt: job.finishedAt,
-    args: previewJson(job.args, PREVIEW_CHARS),
-    error: job.lastError === null ? null : boundText(job.lastError, PREVIEW_CHARS),
+    id: Number(r.id),
+    type: String(r.type),
+    state: r.state as JobState,
+    group: String(r.group_key),
+    attempts: Number(r.attempts),
+    maxAttempts: Number(r.max_attempts),
+    progress: Number(r.progress),
+    stage: stageText((r.current_stage as string | null) ?? null),
+    isContainer: Number(r.is_container) === 1,
+    parentId: r.parent_id == null ? null : Number(r.parent_id),
+    createdAt: d.parseTime(r.created_at)!,
+    finishedAt: d.parseTime(r.finished_at),
+    args: boundHead(String(r.args_head), Number(r.args_length), PREVIEW_CHARS),
+    error: r.error_head == null ? null : boundHead(String(r.error_head), Number(r.error_length), PREVIEW_CHARS),
   };
 }
 

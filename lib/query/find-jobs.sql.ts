@@ -173,7 +173,8 @@ export function windowExtentStatement(d: SqlDialect, f: NormalizedFilter, before
   return sql`SELECT MIN(w.id) AS lo, MAX(w.id) AS hi, COUNT(*) AS n FROM (${windowStatement(d, f, beforeId)}) w`;
 }
 
-function pageStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, limit: number, columns: Sql): Sql {
+/** A page of the given columns: the statement behind `findPageStatement`, for callers that need less of each row. */
+export function findColumnsStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, limit: number, columns: Sql): Sql {
   const where = indexedConditions(d, f, '');
   // Within a window's id range the primary key finds the rows; no branches needed.
   if ('lo' in range) {
@@ -184,12 +185,10 @@ function pageStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, lim
   return newestFirst(d, f, columns, where, limit + 1, mysqlIndexHint(d, f), range.sparse ? 'id + 0' : 'id');
 }
 
+/** The select list of retryMany/cancelMany's pages: ids, without reading whole rows. */
+export const ID_COLUMN: Sql = sql`id`;
+
 /** A page, newest first: `limit + 1` rows, the extra one telling whether more follow. */
 export function findPageStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, limit: number): Sql {
-  return pageStatement(d, f, range, limit, jobColumns(d));
-}
-
-/** Ids only, for retryMany/cancelMany: the same selection as a page, without reading whole rows. */
-export function findIdsStatement(d: SqlDialect, f: NormalizedFilter, range: PageRange, limit: number): Sql {
-  return pageStatement(d, f, range, limit, sql`id`);
+  return findColumnsStatement(d, f, range, limit, jobColumns(d));
 }

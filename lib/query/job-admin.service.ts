@@ -7,6 +7,7 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { JobState } from '../job.types';
 import { notifyInTransaction } from '../notify/notify.sql';
+import { ID_COLUMN } from './find-jobs.sql';
 import { normalizeFilter, type JobFilter, type NormalizedFilter } from './job-filter';
 import { readPage } from './read-page';
 
@@ -75,7 +76,7 @@ export class JobAdminService {
     let count = 0;
     let before: number | null = null;
     do {
-      const page = await readPage(this.db, f, before, ADMIN_PAGE, true);
+      const page = await readPage(this.db, f, before, ADMIN_PAGE, ID_COLUMN);
       const ids = page.rows.map((r) => Number(r.id));
       for (let i = 0; i < ids.length; i += ADMIN_BATCH) {
         // Ascending within a batch: rows are locked in id order, as finalizes lock them.

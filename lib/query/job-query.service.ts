@@ -3,11 +3,10 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import { toJobRecord, toJobView } from '../database/job-row';
 import { InvalidQueryError } from '../errors/query.errors';
 import type { JobView } from '../job.types';
-import { decodeCursor, encodeCursor } from './find-cursor';
 import { graphEdges, MAX_GRAPH_NODES, walkGraph } from './graph-walk';
 import { GRAPH_CHUNK, graphNodesStatement } from './job-graph.sql';
-import { canonicalFilter, normalizeFilter, normalizePageOptions, type FindOptions, type FindResult, type JobFilter } from './job-filter';
-import { readPage } from './read-page';
+import type { FindOptions, FindResult, JobFilter } from './job-filter';
+import { findPage } from './read-page';
 
 /** `getGraph` stops collecting nodes here and reports `truncated: true`. */
 export { MAX_GRAPH_NODES };
@@ -27,15 +26,8 @@ export class JobQueryService {
   constructor(private readonly db: JobQueueDatabase) {}
 
   async find<TArgs = unknown, TResult = unknown>(filter: JobFilter = {}, options: FindOptions = {}): Promise<FindResult<TArgs, TResult>> {
-    const f = normalizeFilter(filter);
-    const { limit, cursor } = normalizePageOptions(options);
-    const text = canonicalFilter(f);
-    const before = cursor === null ? null : decodeCursor(cursor, text);
-    const page = await readPage(this.db, f, before, limit);
-    return {
-      jobs: page.rows.map((r) => toJobView<TArgs, TResult>(toJobRecord(r, this.db.dialect))),
-      nextCursor: page.nextBefore === null ? null : encodeCursor(page.nextBefore, text),
-    };
+    const page = await findPage(this.db, filter, options);
+    return { jobs: page.rows.map((r) => toJobView<TArgs, TResult>(toJobRecord(r, this.db.dialect))), nextCursor: page.nextCursor };
   }
 
   /** The connected graph of a job (see `walkGraph`), every node read, stopping at `MAX_GRAPH_NODES`. */

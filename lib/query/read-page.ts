@@ -1,16 +1,18 @@
+import { jobColumns } from '../database/job-row';
+import type { Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
+import { decodeCursor, encodeCursor } from './find-cursor';
 import {
   argsProbeSize,
   argsProbeStatement,
-  findIdsStatement,
-  findPageStatement,
+  findColumnsStatement,
   needsWindow,
   SCAN_WINDOW,
   usesArgsProbe,
   windowExtentStatement,
   type PageRange,
 } from './find-jobs.sql';
-import type { NormalizedFilter } from './job-filter';
+import { canonicalFilter, normalizeFilter, normalizePageOptions, type FindOptions, type NormalizedFilter } from './job-filter';
 
 export interface RawPage {
   /** At most `limit` rows, newest first. */
@@ -20,12 +22,26 @@ export interface RawPage {
 }
 
 /**
- * One keyset page of a filter. Indexed filters: one statement, `limit + 1` rows. Filters with
- * a scanned condition: the window's extent first, then the page within it; a page may then
- * hold fewer than `limit` jobs (even none) while `nextBefore` says more rows remain below.
+ * `find` up to the rows: validates the filter and options, checks the cursor against the filter,
+ * reads one page of `columns` (whole job rows by default) and issues the next cursor. Throws
+ * `InvalidQueryError` / `InvalidCursorError` before reading anything.
  */
-export async function readPage(db: SqlExecutor, f: NormalizedFilter, beforeId: number | null, limit: number, idsOnly = false): Promise<RawPage> {
-  const statement = idsOnly ? findIdsStatement : findPageStatement;
+export async function findPage(db: SqlExecutor, filter: unknown, options: FindOptions | undefined, columns?: Sql): Promise<{ rows: Row[]; nextCursor: string | null }> {
+  const f = normalizeFilter(filter);
+  const { limit, cursor } = normalizePageOptions(options);
+  const text = canonicalFilter(f);
+  const before = cursor === null ? null : decodeCursor(cursor, text);
+  const page = await readPage(db, f, before, limit, columns);
+  return { rows: page.rows, nextCursor: page.nextBefore === null ? null : encodeCursor(page.nextBefore, text) };
+}
+
+/**
+ * One keyset page of a filter (`columns`: whole job rows by default, `id` among them). Indexed
+ * filters: one statement, `limit + 1` rows. Filters with a scanned condition: the window's
+ * extent first, then the page within it; a page may then hold fewer than `limit` jobs (even
+ * none) while `nextBefore` says more rows remain below.
+ */
+export async function readPage(db: SqlExecutor, f: NormalizedFilter, beforeId: number | null, limit: number, columns: Sql = jobColumns(db.dialect)): Promise<RawPage> {
   let range: PageRange = { beforeId };
   let windowFull = false;
   if (needsWindow(db.dialect, f)) {
@@ -43,7 +59,7 @@ export async function readPage(db: SqlExecutor, f: NormalizedFilter, beforeId: n
     if (Number(probe.hits) > limit || probed < size) range = { lo: Number(probe.lo), hi: beforeId === null ? Number.MAX_SAFE_INTEGER : beforeId - 1 };
     else range = { beforeId, sparse: true };
   }
-  const { rows } = await db.run(statement(db.dialect, f, range, limit));
+  const { rows } = await db.run(findColumnsStatement(db.dialect, f, range, limit, columns));
   if (rows.length > limit) return { rows: rows.slice(0, limit), nextBefore: Number(rows[limit - 1].id) };
   return { rows, nextBefore: windowFull ? (range as { lo: number }).lo : null };
 }

@@ -181,6 +181,33 @@ describeDialects('dashboard API', (db) => {
     expect((await list.text()).length).toBeLessThan(100 * 1_000);
   });
 
+  it('jobs table: rows of 1 MB args and long errors are cut in the database, not read whole', async () => {
+    const later = new Date(Date.now() + 3_600_000);
+    const blob = '😀'.repeat(512 * 1024); // 1 MB of UTF-16: a cut must not split a surrogate pair
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await d.queue.enqueue({ type: 'listed', group: 'big-rows', args: { i, blob }, runAfter: later })).id);
+    const error = `Error: ${'e'.repeat(60_000)}`; // MySQL's last_error holds 64 KB
+    await d.app.get(JobQueueDatabase).run(sql`UPDATE jobs SET last_error = ${error} WHERE id = ${ids[0]}`);
+    const run = jest.spyOn(d.app.get(JobQueueDatabase), 'run');
+    let page: any;
+    let bytes = 0;
+    try {
+      page = await (await get('/api/jobs?type=listed&group=big-rows&limit=100')).json().then(asAny);
+      for (const result of run.mock.results) for (const row of (await (result.value as Promise<SqlResult>)).rows) bytes += JSON.stringify(row).length;
+    } finally {
+      run.mockRestore();
+    }
+    expect(page.jobs.map((j: { id: number }) => j.id)).toEqual([...ids].reverse());
+    // 20 MB of args and 60 KB of error in the rows; a page shows 160 characters of each.
+    expect(bytes).toBeLessThan(200_000);
+    for (const [k, j] of (page.jobs as any[]).entries()) {
+      const full = JSON.stringify({ i: 19 - k, blob });
+      expect(j.args).toEqual({ text: `${Array.from(full).slice(0, 160).join('')}… [truncated]`, truncated: true, length: Array.from(full).length });
+    }
+    expect(page.jobs[19].error).toEqual({ text: `${error.slice(0, 160)}… [truncated]`, truncated: true, length: error.length });
+    expect(page.jobs[0].error).toBeNull();
+  });
+
   it('graph: nodes with parents and edges', async () => {
     const ids = await d.queue.enqueueGraph([
       { ref: 'box', type: 'box' },
