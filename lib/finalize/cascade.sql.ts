@@ -1,4 +1,4 @@
-import { skewedListChunk } from '../database/in-chunks';
+import { inChunks, skewedListChunk } from '../database/in-chunks';
 import { chunked, sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
@@ -37,7 +37,14 @@ export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<C
       if (ids) ids.push(s.id);
       else byCause.set(cause, [s.id]);
     }
-    for (const [cause, ids] of byCause) append(next, await cancelDependents(tx, ids, cause));
+    // One cancel statement per cause, since its message names the cause. cancelMany's batches have
+    // as many causes as jobs (each its own), nearly all without dependents: 100,000 statements
+    // took 50 s on PostgreSQL, 35 s on MariaDB. With several causes, first ask which have any.
+    const upstreams = byCause.size > 1 ? await withDependents(tx, frontier.filter((s) => s.outcome !== 'done').map((s) => s.id)) : null;
+    for (const [cause, all] of byCause) {
+      const ids = upstreams ? all.filter((id) => upstreams.has(id)) : all;
+      if (ids.length) append(next, await cancelDependents(tx, ids, cause));
+    }
     append(next, await rollUpParents(tx, frontier));
     append(all, frontier);
     frontier = next;
@@ -101,6 +108,13 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
     for (const r of rows) if (r.state === 'ready') promoted++;
   }
   return { promoted, sliced };
+}
+
+/** Those of `ids` that some job depends on: a semi-join, one index probe per id, however wide its fan-out. */
+async function withDependents(tx: SqlExecutor, ids: readonly number[]): Promise<Set<number>> {
+  const rows = await inChunks(tx, ids, (list) => sql`SELECT id FROM jobs
+    WHERE id IN (${list}) AND EXISTS (SELECT 1 FROM job_deps WHERE job_deps.depends_on_id = jobs.id)`);
+  return new Set(rows.map((r) => Number(r.id)));
 }
 
 async function cancelDependents(tx: SqlExecutor, badIds: number[], cause: number): Promise<SettledJob[]> {

@@ -1,5 +1,7 @@
+import { jest } from '@jest/globals';
 import { InvalidQueryError } from '../../lib';
 import { sql } from '../../lib/database/sql';
+import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { describeDialects } from '../support/describe-dialects';
 import { clearProbes, finalizeCounts, installProbes } from '../support/probe-tables';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
@@ -94,6 +96,30 @@ describeDialects('retryMany / cancelMany', (db) => {
     expect(await app.queue.retryMany({ group: 'acme' })).toEqual({ count: 1 }); // up; down re-opens with it
     expect((await app.queue.get(chain.down))!.state).toBe('waiting');
     expect(await app.count(`state = 'cancelled'`)).toBe(0);
+  });
+
+  it('cancelMany of 3,000 jobs without dependents runs a handful of statements per batch, not one per job', async () => {
+    for (let i = 0; i < 3_000; i += 1_000) {
+      await app.queue.enqueueGraph(Array.from({ length: 1_000 }, (_, k) => ({ ref: `j${k}`, type: 'noop', group: 'flat' })));
+    }
+    const chain = await app.queue.enqueueGraph([
+      { ref: 'up', type: 'noop', group: 'flat' },
+      { ref: 'down', type: 'noop', group: 'other', dependsOn: ['up'] },
+    ]);
+    // Count the statements of every transaction cancelMany opens.
+    let statements = 0;
+    const transaction = app.db.transaction.bind(app.db);
+    const spy = jest.spyOn(app.db, 'transaction').mockImplementation(((work: (tx: SqlExecutor) => Promise<unknown>, options?: never) =>
+      transaction((tx) => work({ dialect: tx.dialect, run: (s) => (statements++, tx.run(s)) }), options)) as never);
+    try {
+      expect(await app.queue.cancelMany({ group: 'flat' })).toEqual({ count: 3_001 });
+    } finally {
+      spy.mockRestore();
+    }
+    // The cascade cancelled each job's dependents with a statement per job: 3,000 and more.
+    expect(statements).toBeLessThan(100);
+    expect(await app.count(`state = 'cancelled'`)).toBe(3_002);
+    expect((await app.queue.get(chain.down))!.lastError).toBe(`cancelled: upstream job ${chain.up} failed or was cancelled`);
   });
 
   it('an argsContains key named __proto__ is a key like any other: find and cancelMany select only the jobs holding it', async () => {
