@@ -50,6 +50,12 @@ const SCHEDULES_PER_TICK = 500;
 const JOBS_PER_TICK = 5_000;
 /** Ticks that reached the database at most this far apart belong to one run (see `streak`). */
 const STREAK_GAP_MS = 5 * RECURRING_TICK_MS;
+/**
+ * A schedule row that no longer checks out is tried again this much later. Left due, it kept its
+ * place at the head of the due rows: 500 of them filled every tick's batch, which then never
+ * reached the schedules behind them and, being full, started over at once (a busy loop).
+ */
+const BROKEN_RETRY_MS = 60_000;
 
 /**
  * Recurring schedules: stores them (`@Recurring` ones at start-up, others through
@@ -173,7 +179,8 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
               ticks.push({ name: s.name, last: plan.slots.length ? plan.slots[plan.slots.length - 1].at : null, next: plan.next });
             } catch (err) {
               // A row that no longer checks out (edited by hand, options tightened) must not stall the others.
-              this.logger.warn(`recurring schedule "${s.name}" skipped: ${(err as Error)?.message ?? String(err)}`);
+              this.logger.warn(`recurring schedule "${s.name}" skipped, tried again in ${BROKEN_RETRY_MS / 1_000} s: ${(err as Error)?.message ?? String(err)}`);
+              ticks.push({ name: s.name, last: null, next: new Date(now.getTime() + BROKEN_RETRY_MS) });
             }
           }
           let readyCount = 0;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ArgsTooLargeError, InvalidScheduleError, JobHandler, Recurring, type RecurringArgs } from '../../lib';
+import { sql } from '../../lib/database/sql';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
@@ -138,6 +139,34 @@ describeDialects('recurring jobs', (db) => {
       const count = await app.count(`type = 'tick'`);
       await sleep(2_000);
       expect(await app.count(`type = 'tick'`)).toBe(count);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('1,000 broken rows due ahead of a healthy schedule: the healthy one still runs, the broken ones wait', async () => {
+    @Injectable()
+    class Ticks {
+      @JobHandler('tick')
+      async tick(_args: RecurringArgs): Promise<void> {}
+    }
+    const app = await startQueueApp(db, { pollIntervalMs: 100 }, [Ticks]);
+    try {
+      // More than a tick's batch (500), due for a minute, each with a cron no parser takes.
+      const due = new Date(Date.now() - 60_000);
+      for (let i = 0; i < 1_000; i += 500) {
+        const rows = Array.from({ length: 500 }, (_, k) => `('broken-${i + k}', '* * * * * * *', 'UTC', 'tick', '{}', 'none', 10000, '{}', '2100-01-01 00:00:00', '2100-01-01 00:00:00', '2100-01-01 00:00:00')`);
+        await app.rows(`INSERT INTO job_queue_schedules (name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options, next_run_at, created_at, updated_at)
+          VALUES ${rows.join(', ')}`);
+      }
+      await app.db.run(sql`UPDATE job_queue_schedules SET next_run_at = ${app.db.dialect.timeParam(due)} WHERE name LIKE 'broken-%'`);
+      await app.queue.schedule({ name: 'healthy', cron: EVERY_SECOND, type: 'tick' });
+      await eventually('3 slots of the healthy schedule', async () => (await app.count(`job_key LIKE 'recurring:healthy:%'`)) >= 3, 20_000, 100);
+      // The broken rows were moved out of the way (tried again later), not left at the head of the due ones.
+      const now = app.db.dialect.timeParam(new Date());
+      const { rows } = await app.db.run(sql`SELECT COUNT(*) AS n FROM job_queue_schedules WHERE name LIKE 'broken-%' AND next_run_at <= ${now}`);
+      expect(Number(rows[0].n)).toBe(0);
+      expect(await app.count(`job_key LIKE 'recurring:broken-%'`)).toBe(0);
     } finally {
       await app.close();
     }
