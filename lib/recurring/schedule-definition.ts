@@ -44,7 +44,7 @@ export const MAX_BACKFILL = 1_000;
 /** Room for `recurring:` + name + `:` + a 24-character ISO slot in the 255-character key. */
 export const MAX_SCHEDULE_NAME_LENGTH = MAX_KEY_LENGTH - 'recurring:'.length - 1 - 24;
 
-/** Checks a schedule (cron and time zone through the `cron` library). Pure; throws InvalidScheduleError. */
+/** Checks a schedule (cron and time zone through the `cron` library, which also finds its next slot). Throws InvalidScheduleError. */
 export function defineSchedule(input: ScheduleInput): ScheduleDefinition {
   const rawName = (input as { name?: unknown } | null)?.name;
   const label = typeof rawName === 'string' && rawName ? rawName : '(unnamed)';
@@ -61,10 +61,17 @@ export function defineSchedule(input: ScheduleInput): ScheduleDefinition {
   if (typeof input.cron !== 'string' || input.cron.length > 200) fail('cron must be a string');
   const timeZone = input.timeZone ?? 'UTC';
   if (typeof timeZone !== 'string' || !isTimeZone(timeZone)) fail(`unknown time zone ${JSON.stringify(timeZone)}`);
+  let cron: CronTime | undefined;
   try {
-    new CronTime(input.cron, timeZone);
+    cron = new CronTime(input.cron, timeZone);
   } catch (err) {
     fail(`invalid cron expression ${JSON.stringify(input.cron)}: ${(err as Error).message}`);
+  }
+  try {
+    // The parser accepts a date that never comes (30 February); its first slot then threw a bare CronError.
+    cron!.getNextDateFrom(new Date(), timeZone);
+  } catch {
+    fail(`cron expression ${JSON.stringify(input.cron)} never falls due (no slot in the next 8 years)`);
   }
   const backfill = input.backfill ?? 'none';
   if (backfill !== 'none' && backfill !== 'last' && !(Number.isInteger(backfill) && (backfill as number) >= 1 && (backfill as number) <= MAX_BACKFILL)) {

@@ -175,10 +175,12 @@ describeDialects('recurring jobs', (db) => {
   it('bad cron or time zone: InvalidScheduleError naming the schedule, nothing written', async () => {
     const app = await startQueueApp(db, { worker: false, externalTypes: ['tick'], maxArgsBytes: 1_000 });
     const jobsBefore = await app.count();
-    const named = `SELECT name FROM job_queue_schedules WHERE name IN ('seven', 'mars', 'bf', 'huge', 'nightly-report')`;
+    const named = `SELECT name FROM job_queue_schedules WHERE name IN ('seven', 'feb-30', 'mars', 'bf', 'huge', 'nightly-report')`;
     try {
       await expect(app.queue.schedule({ name: 'seven', cron: '* * * * * * *', type: 'tick' })).rejects.toThrow(InvalidScheduleError);
       await expect(app.queue.schedule({ name: 'seven', cron: '* * * * * * *', type: 'tick' })).rejects.toThrow(/"seven".*Too many fields/);
+      // Parsed, but no slot ever comes.
+      await expect(app.queue.schedule({ name: 'feb-30', cron: '0 0 30 2 *', type: 'tick' })).rejects.toThrow(/"feb-30".*never falls due/);
       await expect(app.queue.schedule({ name: 'mars', cron: '0 2 * * *', type: 'tick', timeZone: 'Mars/Base' })).rejects.toThrow(/"mars".*unknown time zone/);
       await expect(app.queue.schedule({ name: 'bf', cron: '0 2 * * *', type: 'tick', backfill: -1 })).rejects.toThrow(InvalidScheduleError);
       // The jobs it would enqueue are checked too: not at every tick, but now.

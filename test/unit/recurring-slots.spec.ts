@@ -130,6 +130,8 @@ describe('defineSchedule', () => {
   it.each([
     [{ ...ok, cron: '* * * * * * *' }, /nightly-report.*invalid cron expression.*Too many fields/],
     [{ ...ok, cron: '61 * * * *' }, /invalid cron expression/],
+    [{ ...ok, cron: '0 0 30 2 *' }, /nightly-report.*never falls due/],
+    [{ ...ok, cron: '0 0 31 4,6,9,11 *', timeZone: 'Europe/Berlin' }, /never falls due/],
     [{ ...ok, timeZone: 'Mars/Olympus_Mons' }, /nightly-report.*unknown time zone "Mars\/Olympus_Mons"/],
     [{ ...ok, backfill: 0 }, /backfill must be/],
     [{ ...ok, backfill: 'all' }, /backfill must be/],
