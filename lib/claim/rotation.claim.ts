@@ -40,7 +40,7 @@ export async function pickRotation(tx: SqlExecutor, request: ClaimRequest, readF
   const { cursor, groups } = await walkRotation(tx, request.types, slots + 1, skippedGroups(request) ?? [], readFloors, request.fullGroups ?? []);
   const probed = new Map(groups.map((g) => [g.group, g]));
   const weights = request.groupWeights ?? {};
-  const plan = planRotation([...probed.values()].map((g) => ({ group: g.group, weight: weights[g.group] ?? g.weight })), cursor, slots);
+  const plan = planRotation([...probed.values()].map((g) => ({ group: g.group, weight: Object.hasOwn(weights, g.group) ? weights[g.group] : g.weight })), cursor, slots);
   if (!plan.quotas.length) return null;
   // A group with one slot takes the job its probe locked; a larger share is read in one more statement.
   const single = plan.quotas.filter((q) => q.limit === 1).map((q) => probed.get(q.group!)!.next!);

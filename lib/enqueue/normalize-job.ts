@@ -55,7 +55,8 @@ export function normalizeJob(input: EnqueueInput, ctx: NormalizeContext, ref?: s
     type,
     argsJson,
     group,
-    weight: integer(input.weight, 'weight', ctx.groupWeights[group] ?? 1, 1, 1_000_000, ref),
+    // Own keys only: a group named `constructor` or `toString` read Object.prototype's member as its weight.
+    weight: integer(input.weight, 'weight', Object.hasOwn(ctx.groupWeights, group) ? ctx.groupWeights[group] : 1, 1, 1_000_000, ref),
     priority: integer(input.priority, 'priority', 0, 0, MAX_INT, ref),
     runAfter,
     maxAttempts: integer(input.maxAttempts, 'maxAttempts', handler?.maxAttempts ?? ctx.defaultMaxAttempts, 1, 1_000_000, ref),

@@ -94,7 +94,7 @@ export class SlotPlanner {
     if (list.length === 0) return { quotas: [], rotation: input.free };
     const demand = list.map((g) => ({
       group: g.group,
-      weight: this.groupWeights[g.group] ?? g.weight,
+      weight: Object.hasOwn(this.groupWeights, g.group) ? this.groupWeights[g.group] : g.weight,
       inFlight: input.inFlightByGroup.get(g.group) ?? 0,
     }));
     const quotas = [...fairShare(demand, this.concurrency, input.free, this.fair)].map(([group, limit]) => ({ group, limit }));

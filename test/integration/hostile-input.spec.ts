@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import {
   ArgsNotSerializableError,
   ArgsTooLargeError,
@@ -5,6 +6,7 @@ import {
   DuplicateRefError,
   InvalidJobError,
   InvalidOptionError,
+  JobHandler,
   JobQueueError,
   JobQueueModule,
   MissingUpstreamJobError,
@@ -17,6 +19,7 @@ import {
 } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { eventually } from '../support/wait';
 
 type ErrorClass = abstract new (...args: never[]) => JobQueueError;
 
@@ -94,6 +97,31 @@ describeDialects('hostile and bad input', (db) => {
       expect(await strict.count()).toBe(nasty.length);
     } finally {
       await strict.close();
+    }
+  });
+
+  it('groups named like members of Object.prototype (constructor, __proto__, toString) enqueue and run, by hand and from a schedule', async () => {
+    @Injectable()
+    class Members {
+      @JobHandler('member')
+      async run(): Promise<null> {
+        return null;
+      }
+    }
+    // More groups than slots (the rotation), and weights configured (their lookup by group).
+    const worker = await startQueueApp(db, { pollIntervalMs: 100, concurrency: 2, groupWeights: { acme: 2 } }, [Members]);
+    try {
+      const ids: number[] = [];
+      for (const group of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'acme']) {
+        for (let i = 0; i < 3; i++) ids.push((await worker.queue.enqueue({ type: 'member', group })).id);
+      }
+      for (const id of ids) expect((await worker.queue.waitFor(id, { timeoutMs: 30_000 })).state).toBe('done');
+      // A schedule's tick inserts its jobs with every other schedule's: one that failed stalled them all.
+      await worker.queue.schedule({ name: 'member-tick', cron: '* * * * * *', type: 'member', group: 'constructor' });
+      await eventually('2 slots of the schedule run', async () => (await worker.count(`job_key LIKE 'recurring:member-tick:%' AND state = 'done'`)) >= 2, 30_000, 100);
+      await worker.queue.unschedule('member-tick');
+    } finally {
+      await worker.close();
     }
   });
 });
