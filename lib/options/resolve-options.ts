@@ -199,6 +199,7 @@ function resolveRateLimits(v: unknown): ResolvedJobQueueOptions['rateLimits'] {
     for (const [name, rule] of Object.entries(byName as Record<string, unknown>)) {
       const path = `rateLimits.${kind}.${name}`;
       if (!name.length || name.length > 200) throw new InvalidOptionError(path, 'a name of 1 to 200 characters', name);
+      refuseProtoKey(name, path);
       if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) {
         throw new InvalidOptionError(path, 'an object { limit, intervalMs }', rule);
       }
@@ -267,12 +268,21 @@ function intRecord(v: unknown, name: string): Record<string, number> {
   }
   const out: Record<string, number> = {};
   for (const [k, n] of Object.entries(v)) {
+    refuseProtoKey(k, `${name}.${k}`);
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
       throw new InvalidOptionError(`${name}.${k}`, 'an integer from 1 to 1000000', n);
     }
     out[k] = n;
   }
   return out;
+}
+
+/**
+ * A config parsed from JSON can name a tenant `__proto__`; stored under that key the limit set the
+ * map's prototype instead, and the tenant ran unlimited (5 of 5 jobs at once under a cap of 1).
+ */
+function refuseProtoKey(key: string, path: string): void {
+  if (key === '__proto__') throw new InvalidOptionError(path, 'a name other than __proto__, which the queue cannot key a limit or weight by', key);
 }
 
 function stringArray(v: unknown, name: string): string[] {

@@ -58,6 +58,9 @@ const BAD_OPTIONS: Array<[string, Partial<JobQueueModuleOptions> | string]> = [
   ['a heartbeat not below the lease TTL', { dialect: 'sqlite', leaseTtlMs: 2_000, heartbeatIntervalMs: 2_000 }],
   ['a negative concurrency', { dialect: 'sqlite', concurrency: -4 }],
   ['a misspelled option', { dialect: 'sqlite', leaseTTL: 5 } as never],
+  // A tenant named __proto__ in a JSON config: its limits were silently not enforced.
+  ['a rate limit for a group named __proto__', JSON.parse('{"dialect":"sqlite","rateLimits":{"groups":{"__proto__":{"limit":1,"intervalMs":60000}}}}')],
+  ['a cap for a group named __proto__', JSON.parse('{"dialect":"sqlite","limits":{"groups":{"__proto__":1}}}')],
 ];
 
 describeDialects('hostile and bad input', (db) => {

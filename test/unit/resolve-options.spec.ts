@@ -42,6 +42,10 @@ describe('resolveOptions', () => {
     ['unknown rate limit kind', { dialect: 'sqlite', rateLimits: { tenants: {} } }, 'rateLimits.tenants', /types, groups/],
     ['stray rate limit field', { dialect: 'sqlite', rateLimits: { types: { email: { limit: 5, intervalMs: 10, burst: 3 } } } }, 'rateLimits.types.email.burst', /limit, intervalMs/],
     ['bad weight', { dialect: 'sqlite', groupWeights: { a: 0.5 } }, 'groupWeights.a', /integer/],
+    // Only JSON.parse makes `__proto__` an own key; a literal would set the prototype.
+    ['a rate-limited group named __proto__', JSON.parse('{"dialect":"sqlite","rateLimits":{"groups":{"__proto__":{"limit":1,"intervalMs":60000}}}}'), 'rateLimits.groups.__proto__', /other than __proto__/],
+    ['a capped group named __proto__', JSON.parse('{"dialect":"sqlite","limits":{"groups":{"__proto__":1}}}'), 'limits.groups.__proto__', /other than __proto__/],
+    ['a weight for a group named __proto__', JSON.parse('{"dialect":"sqlite","groupWeights":{"__proto__":3}}'), 'groupWeights.__proto__', /other than __proto__/],
     ['bad backoff factor', { dialect: 'sqlite', retryBackoff: { factor: 0.5 } }, 'retryBackoff.factor', /number from 1/],
     ['non-boolean worker', { dialect: 'sqlite', worker: 'yes' }, 'worker', /true or false/],
     ['typo in an option name', { dialect: 'sqlite', concurency: 3 }, 'concurency', /documented options/],
