@@ -1,4 +1,5 @@
 import { ArgsNotSerializableError, ArgsTooLargeError, InvalidJobError } from '../errors';
+import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 import type { EnqueueInput } from '../job.types';
 import { KEY_MODES, type KeyMode } from './key-mode';
 
@@ -92,8 +93,8 @@ function keyPolicy(input: EnqueueInput, key: string | null, ref?: string): { key
 }
 
 function boundedString(value: unknown, field: string, max: number, ref?: string): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > max) {
-    throw new InvalidJobError(field, `a non-empty string of at most ${max} characters`, value, ref);
+  if (typeof value !== 'string' || value.length === 0 || value.length > max || !isStorableText(value)) {
+    throw new InvalidJobError(field, `a non-empty string of at most ${max} characters ${STORABLE_TEXT}`, value, ref);
   }
   return value;
 }
@@ -109,7 +110,10 @@ function integer(value: unknown, field: string, fallback: number, min: number, m
 /**
  * JSON.stringify silently drops functions and symbols and throws an unhelpful message on
  * BigInt and cycles; a job would then run with different args than the caller passed. Walk
- * the value first and name the offending path.
+ * the value first and name the offending path. Strings and keys holding NUL or an unpaired
+ * surrogate are refused too: PostgreSQL's jsonb refuses them (the insert failed with a raw
+ * database error), MariaDB's JSON functions read such a document as invalid and SQLite's cut
+ * or re-encode it, so `argsContains` would answer differently on each.
  */
 export function serializeArgs(args: unknown, maxBytes: number, ref?: string): string {
   assertJsonSafe(args, '', new Set(), ref);
@@ -138,11 +142,17 @@ function assertJsonSafe(value: unknown, path: string, ancestors: Set<object>, re
       if (Array.isArray(value)) {
         value.forEach((item, i) => assertJsonSafe(item, `${path}[${i}]`, ancestors, ref));
       } else {
-        for (const [k, v] of Object.entries(value)) assertJsonSafe(v, `${path}.${k}`, ancestors, ref);
+        for (const [k, v] of Object.entries(value)) {
+          if (!isStorableText(k)) throw new ArgsNotSerializableError(`${path}.${JSON.stringify(k)}`, 'is a key holding a NUL character or an unpaired surrogate, which not every database stores', ref);
+          assertJsonSafe(v, `${path}.${k}`, ancestors, ref);
+        }
       }
       ancestors.delete(value);
       return;
     }
+    case 'string':
+      if (!isStorableText(value)) throw new ArgsNotSerializableError(path, 'is a string holding a NUL character or an unpaired surrogate, which not every database stores', ref);
+      return;
     default:
       return;
   }

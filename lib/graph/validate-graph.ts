@@ -8,6 +8,7 @@ import {
   UnknownDependencyError,
   UnknownParentError,
 } from '../errors';
+import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 
 export interface GraphNodeShape {
   ref: string;
@@ -41,8 +42,8 @@ export function validateGraph(nodes: readonly GraphNodeShape[]): PlannedNode[] {
   const indexOf = new Map<string, number>();
   nodes.forEach((node, i) => {
     const ref = node?.ref;
-    if (typeof ref !== 'string' || ref.length === 0 || ref.length > MAX_REF_LENGTH) {
-      throw new InvalidJobError('ref', `a non-empty string of at most ${MAX_REF_LENGTH} characters`, ref, `#${i}`);
+    if (typeof ref !== 'string' || ref.length === 0 || ref.length > MAX_REF_LENGTH || !isStorableText(ref)) {
+      throw new InvalidJobError('ref', `a non-empty string of at most ${MAX_REF_LENGTH} characters ${STORABLE_TEXT}`, ref, `#${i}`);
     }
     if (indexOf.has(ref)) throw new DuplicateRefError(ref);
     indexOf.set(ref, i);

@@ -1,5 +1,5 @@
 import { InvalidPauseTargetError } from '../errors/query.errors';
-import { isStorableText, STORABLE_TEXT } from '../query/storable-text';
+import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 
 /** What `pause`/`resume` take: a job type, or a group (e.g. a tenant). */
 export type PauseTarget = { type: string; group?: never } | { group: string; type?: never };

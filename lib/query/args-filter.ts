@@ -1,5 +1,5 @@
 import { InvalidQueryError } from '../errors/query.errors';
-import { isStorableText, STORABLE_TEXT } from './storable-text';
+import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 
 export type JsonScalar = string | number | boolean | null;
 export type JsonObject = { [key: string]: JsonScalar | JsonScalar[] | JsonObject };

@@ -1,7 +1,7 @@
 import { InvalidQueryError } from '../errors/query.errors';
 import type { JobState, JobView } from '../job.types';
 import { normalizeArgsContains, type JsonObject } from './args-filter';
-import { isStorableText, STORABLE_TEXT } from './storable-text';
+import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 
 /**
  * What `find`, `retryMany` and `cancelMany` select. Every field is optional; given fields are

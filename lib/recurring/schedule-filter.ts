@@ -1,6 +1,6 @@
 import { InvalidQueryError } from '../errors/query.errors';
 import { isPlainObject } from '../query/job-filter';
-import { isStorableText, STORABLE_TEXT } from '../query/storable-text';
+import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 import type { ScheduleView } from './schedule-view';
 
 /** What `findSchedules` selects; every field optional. */

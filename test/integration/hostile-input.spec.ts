@@ -48,6 +48,16 @@ const BAD_GRAPHS: Array<[string, () => GraphNode[], ErrorClass]> = [
   ['an invalid date', () => [{ ref: 'a', type: 't', runAfter: new Date('not a date') }], InvalidJobError],
   ['an empty type', () => [{ ref: 'a', type: '' }], InvalidJobError],
   ['an over-long type', () => [{ ref: 'a', type: 't'.repeat(201) }], InvalidJobError],
+  // NUL and unpaired surrogates: PostgreSQL refused the insert with a raw database error (text and
+  // jsonb cannot hold NUL; jsonb refuses a lone surrogate), drivers rewrite lone surrogates in text
+  // columns each their own way, and MariaDB's and SQLite's JSON functions misread them in args.
+  ['a type with a NUL character', () => [{ ref: 'a', type: 't\u0000x' }], InvalidJobError],
+  ['a group with an unpaired surrogate', () => [{ ref: 'a', type: 't', group: 'g\ud800' }], InvalidJobError],
+  ['a key with a NUL character', () => [{ ref: 'a', type: 't', key: 'k\u0000' }], InvalidJobError],
+  ['a ref with an unpaired surrogate', () => [{ ref: 'a\udc00', type: 't' }], InvalidJobError],
+  ['args with a NUL character in a string', () => [{ ref: 'a', type: 't', args: { s: 'a\u0000b' } }], ArgsNotSerializableError],
+  ['args with an unpaired surrogate in an array', () => [{ ref: 'a', type: 't', args: { tags: ['ok', '\ud83d'] } }], ArgsNotSerializableError],
+  ['args with a NUL character in a key', () => [{ ref: 'a', type: 't', args: { nested: { ['k\u0000']: 1 } } }], ArgsNotSerializableError],
   ['an unregistered type', () => [{ ref: 'ok', type: 't' }, { ref: 'a', type: 'never-registered' }], UnknownJobTypeError],
 ];
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ArgsTooLargeError, InvalidScheduleError, JobHandler, Recurring, type RecurringArgs } from '../../lib';
+import { ArgsNotSerializableError, ArgsTooLargeError, InvalidScheduleError, JobHandler, Recurring, type RecurringArgs } from '../../lib';
 import { sql } from '../../lib/database/sql';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
@@ -185,6 +185,8 @@ describeDialects('recurring jobs', (db) => {
       await expect(app.queue.schedule({ name: 'bf', cron: '0 2 * * *', type: 'tick', backfill: -1 })).rejects.toThrow(InvalidScheduleError);
       // The jobs it would enqueue are checked too: not at every tick, but now.
       await expect(app.queue.schedule({ name: 'huge', cron: '0 2 * * *', type: 'tick', args: { blob: 'x'.repeat(2_000) } })).rejects.toThrow(ArgsTooLargeError);
+      // Args a database cannot store would fail every tick's insert, not only this schedule's.
+      await expect(app.queue.schedule({ name: 'huge', cron: '0 2 * * *', type: 'tick', args: { note: 'nul\u0000' } })).rejects.toThrow(ArgsNotSerializableError);
       expect(await app.rows(named)).toEqual([]);
       expect(await app.count()).toBe(jobsBefore);
     } finally {

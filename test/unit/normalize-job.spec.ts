@@ -27,11 +27,21 @@ describe('normalizeJob', () => {
     expect(normalizeJob({ type: 'x', group: 'heavy' }, ctx)).toMatchObject({ weight: 5, maxAttempts: 3, timeoutMs: null, argsJson: 'null' });
   });
 
-  it('keeps quotes, SQL fragments and emoji verbatim', () => {
-    const text = `'; DROP TABLE jobs; -- "😀" \\ \u0000`;
+  it('keeps quotes, SQL fragments, control characters and emoji verbatim', () => {
+    const text = `'; DROP TABLE jobs; -- "😀" \\ \u0001\t`;
     const job = normalizeJob({ type: text, group: text, key: text, args: { text } }, ctx);
     expect(job.type).toBe(text);
     expect(JSON.parse(job.argsJson)).toEqual({ text });
+  });
+
+  it('refuses NUL and unpaired surrogates, which not every database stores, in every text field and in args', () => {
+    for (const bad of ['nul\u0000', 'lone\ud800', '\udfff tail', '😀\ud83d']) {
+      for (const field of ['type', 'group', 'key'] as const) {
+        expect(() => normalizeJob({ type: 'x', [field]: bad }, ctx)).toThrow(InvalidJobError);
+      }
+      expect(() => normalizeJob({ type: 'x', args: { s: bad } }, ctx)).toThrow(/args\.s is a string holding a NUL character or an unpaired surrogate/);
+      expect(() => normalizeJob({ type: 'x', args: { [bad]: 1 } }, ctx)).toThrow(ArgsNotSerializableError);
+    }
   });
 
   const circular: Record<string, unknown> = { a: 1 };
