@@ -1,4 +1,5 @@
 import { InvalidJobError } from '../errors';
+import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 import type { JobUpstream } from '../typing/job-types';
 
 /** What a JobContext needs from the engine; kept narrow so the context is easy to fake in unit tests. */
@@ -56,8 +57,8 @@ export class JobContext<TType extends string = string> {
     if (typeof percent !== 'number' || !Number.isFinite(percent)) {
       throw new InvalidJobError('progress', 'a number from 0 to 100', percent);
     }
-    if (stage !== undefined && (typeof stage !== 'string' || stage.length > 200)) {
-      throw new InvalidJobError('stage', 'a string of at most 200 characters', stage);
+    if (stage !== undefined && (typeof stage !== 'string' || stage.length > 200 || !isStorableText(stage))) {
+      throw new InvalidJobError('stage', `a string of at most 200 characters ${STORABLE_TEXT}`, stage);
     }
     await this.io.progress(this.id, Math.round(Math.min(100, Math.max(0, percent))), stage ?? null);
   }

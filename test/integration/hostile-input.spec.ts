@@ -8,6 +8,7 @@ import {
   InvalidOptionError,
   JobHandler,
   JobQueueError,
+  type JobContext,
   JobQueueModule,
   MissingUpstreamJobError,
   ParentCycleError,
@@ -110,6 +111,34 @@ describeDialects('hostile and bad input', (db) => {
       expect(await strict.count()).toBe(nasty.length);
     } finally {
       await strict.close();
+    }
+  });
+
+  it('a progress stage with NUL or an unpaired surrogate is an InvalidJobError in the handler, and the stored stage stays', async () => {
+    @Injectable()
+    class Staged {
+      @JobHandler('staged')
+      async run(_args: unknown, ctx: JobContext): Promise<string[]> {
+        await ctx.progress(10, 'fetching');
+        const errors: string[] = [];
+        for (const stage of ['bad\u0000stage', 'lone \ud800']) {
+          await ctx.progress(20, stage).then(
+            () => errors.push('stored'),
+            (err: Error) => errors.push(err.constructor.name),
+          );
+        }
+        return errors;
+      }
+    }
+    const worker = await startQueueApp(db, { pollIntervalMs: 100 }, [Staged]);
+    try {
+      const job = await worker.queue.enqueue({ type: 'staged' });
+      const done = await worker.queue.waitFor(job.id, { timeoutMs: 30_000 });
+      // PostgreSQL refused the UPDATE with a raw DatabaseError; the other dialects stored it.
+      expect(done).toMatchObject({ state: 'done', result: ['InvalidJobError', 'InvalidJobError'] });
+      expect((await worker.rows(`SELECT current_stage FROM jobs WHERE id = ${job.id}`))[0].current_stage).toBe('fetching');
+    } finally {
+      await worker.close();
     }
   });
 
