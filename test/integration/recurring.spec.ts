@@ -9,6 +9,13 @@ import { WorkerProcess } from '../support/worker-process';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const EVERY_SECOND = '* * * * * *';
 
+/** The handler of the programmatic schedules' job type. */
+@Injectable()
+class Ticks {
+  @JobHandler('tick')
+  async tick(_args: RecurringArgs): Promise<void> {}
+}
+
 interface SlotJob {
   slot: number;
   backfill: boolean;
@@ -111,11 +118,6 @@ describeDialects('recurring jobs', (db) => {
   });
 
   it('programmatic schedule / listSchedules / stats / unschedule, on a running worker', async () => {
-    @Injectable()
-    class Ticks {
-      @JobHandler('tick')
-      async tick(_args: RecurringArgs): Promise<void> {}
-    }
     const app = await startQueueApp(db, { pollIntervalMs: 100 }, [Ticks]);
     try {
       const view = await app.queue.schedule({ name: 'tenant-7.refresh', cron: EVERY_SECOND, type: 'tick', args: { tenant: 7 }, group: 'tenant-7' });
@@ -145,11 +147,6 @@ describeDialects('recurring jobs', (db) => {
   });
 
   it('1,000 broken rows due ahead of a healthy schedule: the healthy one still runs, the broken ones wait', async () => {
-    @Injectable()
-    class Ticks {
-      @JobHandler('tick')
-      async tick(_args: RecurringArgs): Promise<void> {}
-    }
     const app = await startQueueApp(db, { pollIntervalMs: 100 }, [Ticks]);
     try {
       // More than a tick's batch (500), due for a minute, each with a cron no parser takes.
