@@ -12,6 +12,7 @@ import { findPage } from '../query/read-page';
 import { boundHead, boundJson, boundText, previewJson, type BoundedText } from './bounded-text';
 import { jobPreviewColumns } from './dashboard-jobs.sql';
 import { graphNodeSummaries } from './dashboard-graph.sql';
+import { nearestEdges } from './nearest-edges';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { parseJobsQuery, parseSchedulesQuery } from './dashboard-query';
@@ -24,6 +25,8 @@ import { SharedSnapshots } from './shared-snapshot';
 export const COUNT_CAP = 100_000;
 /** Graph nodes sent to the browser (the nearest to the job, see walkGraph); getGraph itself stops at 10,000. */
 export const MAX_DASHBOARD_GRAPH_NODES = 1_000;
+/** Graph edges sent to the browser, the nearest kept (see nearestEdges). */
+export const MAX_DASHBOARD_GRAPH_EDGES = 5_000;
 const GROUP_ROWS_CAP = 50_000;
 const MAX_GROUPS = 50;
 const MAX_WORKERS = 100;
@@ -193,11 +196,12 @@ export class DashboardService {
     // By id: the page lays the graph out again only when its nodes or edges change, order included.
     nodes.sort((a, b) => a.id - b.id);
     const present = new Set(nodes.map((n) => n.id));
+    const edges = nearestEdges(await graphEdges(this.db, ids, present), ids, MAX_DASHBOARD_GRAPH_EDGES);
     return {
       rootId: id,
-      truncated,
+      truncated: truncated || edges.cut,
       nodes: nodes.map((n) => (n.parentId !== null && !present.has(n.parentId) ? { ...n, parentId: null } : n)),
-      edges: await graphEdges(this.db, ids, present),
+      edges: edges.edges,
     };
   }
 

@@ -248,6 +248,21 @@ describeDialects('dashboard API', (db) => {
     expect(bytes).toBeLessThan(1_000_000);
   });
 
+  it('graph of an 80 × 80 shuffle: 6,400 edges among 160 jobs, 5,000 sent (the job’s own first) and truncated', async () => {
+    const later = new Date(Date.now() + 3_600_000);
+    const ups = Array.from({ length: 80 }, (_, i) => ({ ref: `up${i}`, type: 'listed', runAfter: later }));
+    const downs = Array.from({ length: 80 }, (_, i) => ({ ref: `down${i}`, type: 'listed', dependsOn: ups.map((u) => u.ref), runAfter: later }));
+    const ids = await d.queue.enqueueGraph([...ups, ...downs]);
+    const res = await get(`/api/graph/${ids.up0}`);
+    const g = await res.json().then(asAny);
+    expect(g.nodes).toHaveLength(160);
+    expect(g.truncated).toBe(true);
+    expect(g.edges).toHaveLength(5_000);
+    expect(g.edges.filter((e: { from: number }) => e.from === ids.up0)).toHaveLength(80);
+    // 6,400 edges were 150 KB of JSON; a 500 × 500 shuffle's 250,000 were 5.4 MB per refresh.
+    expect(Number(res.headers.get('content-length') ?? JSON.stringify(g).length)).toBeLessThan(200_000);
+  });
+
   it('actions need the CSRF header and the same origin; refused ones change nothing', async () => {
     const victim = await d.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
     const cancel = `/api/jobs/${victim.id}/cancel`;
