@@ -110,11 +110,14 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
   return { promoted, sliced };
 }
 
-/** Those of `ids` that some job depends on: a semi-join, one index probe per id, however wide its fan-out. */
+/**
+ * Those of `ids` that some job depends on, read from job_deps' depends_on_id index in the
+ * skewed-list slices every such list uses (MariaDB read the whole index for an EXISTS semi-join
+ * over a list of ids; skewed-lists.spec).
+ */
 async function withDependents(tx: SqlExecutor, ids: readonly number[]): Promise<Set<number>> {
-  const rows = await inChunks(tx, ids, (list) => sql`SELECT id FROM jobs
-    WHERE id IN (${list}) AND EXISTS (SELECT 1 FROM job_deps WHERE job_deps.depends_on_id = jobs.id)`);
-  return new Set(rows.map((r) => Number(r.id)));
+  const rows = await inChunks(tx, ids, (list) => sql`SELECT DISTINCT depends_on_id FROM job_deps WHERE depends_on_id IN (${list})`, skewedListChunk(tx.dialect));
+  return new Set(rows.map((r) => Number(r.depends_on_id)));
 }
 
 async function cancelDependents(tx: SqlExecutor, badIds: number[], cause: number): Promise<SettledJob[]> {
