@@ -51,6 +51,10 @@ export async function startDashboardApp(
     : module.createNestApplication({ logger: ['error'] });
   if (options.globalPrefix) app.setGlobalPrefix(options.globalPrefix);
   await app.listen(0, '127.0.0.1');
+  // The specs' fetch shares this process's event loop. After a synchronous stretch (better-sqlite3,
+  // a big assertion) the server's 5 s keep-alive timer could close an idle socket just as fetch
+  // reused it (read ECONNRESET under load); the client's own, shorter idle timeout closes them instead.
+  app.getHttpServer().keepAliveTimeout = 65_000;
   const { port } = app.getHttpServer().address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
   const prefix = options.globalPrefix ? `/${options.globalPrefix}` : '';
