@@ -81,6 +81,8 @@ export interface ScheduleRow {
   group: string | null;
   nextRunAt: string;
   lastRunAt: string | null;
+  /** A removed `@Recurring`: no running process declares it, so it does not fire. */
+  dormant: boolean;
   args: Bounded;
 }
 

@@ -81,7 +81,9 @@ function table(schedules: ScheduleRow[]): HTMLElement {
           h('td', { class: 'mono nowrap' }, s.cron),
           h('td', {}, s.timeZone),
           h('td', {}, s.group === null ? '—' : h('a', { href: `#/schedules?${new URLSearchParams({ group: s.group })}` }, s.group)),
-          h('td', { class: 'nowrap' }, when(s.nextRunAt)),
+          s.dormant
+            ? h('td', { class: 'nowrap muted', title: 'An @Recurring schedule that no running process declares: it does not fire' }, 'dormant')
+            : h('td', { class: 'nowrap' }, when(s.nextRunAt)),
           h('td', { class: 'nowrap' }, when(s.lastRunAt)),
           h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, s.args.text)),
         ),

@@ -84,6 +84,8 @@ export interface ScheduleRowView {
   group: string | null;
   nextRunAt: Date;
   lastRunAt: Date | null;
+  /** An `@Recurring` schedule that no running process declares any more: it does not fire. */
+  dormant: boolean;
   args: BoundedText;
 }
 
@@ -290,6 +292,7 @@ function toScheduleRow(s: ScheduleView): ScheduleRowView {
     group: s.group ?? null,
     nextRunAt: s.nextRunAt,
     lastRunAt: s.lastRunAt,
+    dormant: s.declaredUntil !== null && s.declaredUntil.getTime() <= Date.now(),
     args: previewJson(s.args, PREVIEW_CHARS),
   };
 }

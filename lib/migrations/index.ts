@@ -72,6 +72,9 @@ import { JobQueueVersionsSqlite1768600000001 } from './sqlite/1768600000001-job-
 import { JobQueueReadyDueOrderSqlite1768700000001 } from './sqlite/1768700000001-job-queue-ready-due-order';
 import { JobQueueInFlightByStateSqlite1768900000001 } from './sqlite/1768900000001-job-queue-in-flight-by-state';
 import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-job-queue-ready-by-type';
+import { JobQueueScheduleDeclarationsPostgres1769000000001 } from './postgres/1769000000001-job-queue-schedule-declarations';
+import { JobQueueScheduleDeclarationsMysql1769000000001 } from './mysql/1769000000001-job-queue-schedule-declarations';
+import { JobQueueScheduleDeclarationsSqlite1769000000001 } from './sqlite/1769000000001-job-queue-schedule-declarations';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -108,6 +111,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueVersionsPostgres1768600000001,
     JobQueueReadyDueOrderPostgres1768700000001,
     JobQueueWeightSetsPostgres1768800000001,
+    JobQueueScheduleDeclarationsPostgres1769000000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -132,6 +136,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueVersionsMysql1768600000001,
     JobQueueReadyDueOrderMysql1768700000001,
     JobQueueWalkHeadsBelowMysql1768800000001,
+    JobQueueScheduleDeclarationsMysql1769000000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -151,6 +156,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueVersionsSqlite1768600000001,
     JobQueueReadyDueOrderSqlite1768700000001,
     JobQueueInFlightByStateSqlite1768900000001,
+    JobQueueScheduleDeclarationsSqlite1769000000001,
   ],
 };
 

@@ -26,12 +26,15 @@ import { normalizePageOptions, type FindOptions } from '../query/job-filter';
 import {
   anyScheduleDue,
   databaseNow,
+  declareSchedule,
   deleteSchedule,
   findSchedule,
   insertSchedule,
   listSchedules,
   lockDueSchedules,
+  pruneLapsedDeclarations,
   recordTicks,
+  renewDeclarations,
   schedulesPage,
   type TickRecord,
   updateScheduleDefinition,
@@ -56,6 +59,19 @@ const STREAK_GAP_MS = 5 * RECURRING_TICK_MS;
  * reached the schedules behind them and, being full, started over at once (a busy loop).
  */
 const BROKEN_RETRY_MS = 60_000;
+/**
+ * An `@Recurring` declaration is a lease of this many `leaseTtlMs`, renewed every `leaseTtlMs` by
+ * each process that declares it: a schedule whose decorator no running process has any more
+ * stops firing within that time, and a process that misses a few renewals does not stop it.
+ */
+const DECLARATION_LEASES = 5;
+/**
+ * Rows of schedules nothing has declared for this long are deleted. Not at once: a service that
+ * shares the database and is down for a while keeps its schedules' history and backfill.
+ */
+const PRUNE_LAPSED_AFTER_MS = 7 * 24 * 3_600_000;
+/** How often each worker process looks for declarations to prune. */
+const PRUNE_EVERY_MS = 60_000;
 
 /**
  * Recurring schedules: stores them (`@Recurring` ones at start-up, others through
@@ -79,6 +95,9 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
   /** Memoized cron arithmetic: tenants share expressions and slots (see CronClock). */
   private readonly clock = new CronClock();
   private timerName: string;
+  private renewTimerName: string;
+  private renewing: Promise<void> | null = null;
+  private lastPrune = -Infinity;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -90,10 +109,20 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     private readonly lifecycle: JobLifecycle,
   ) {
     this.timerName = `job-queue:${options.workerId}:recurring`;
+    this.renewTimerName = `job-queue:${options.workerId}:recurring-declarations`;
+  }
+
+  /** How long an `@Recurring` declaration lasts without a renewal. */
+  private get declarationTtlMs(): number {
+    return DECLARATION_LEASES * this.options.leaseTtlMs;
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    for (const def of this.explorer.definitions) await this.store(def);
+    for (const def of this.explorer.definitions) await this.store(def, this.declarationTtlMs);
+    // Every process that declares schedules keeps them alive, workers or not.
+    if (this.explorer.definitions.length) {
+      this.timers.addInterval(this.renewTimerName, setInterval(() => void this.renew(), this.options.leaseTtlMs));
+    }
     if (!this.options.worker || !this.registry.types().length) return;
     this.timers.addInterval(this.timerName, setInterval(() => void this.tick(), RECURRING_TICK_MS));
     void this.tick();
@@ -101,7 +130,18 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
 
   async beforeApplicationShutdown(): Promise<void> {
     if (this.timers.doesExist('interval', this.timerName)) this.timers.deleteInterval(this.timerName);
-    await this.ticking;
+    if (this.timers.doesExist('interval', this.renewTimerName)) this.timers.deleteInterval(this.renewTimerName);
+    await Promise.all([this.ticking, this.renewing]);
+  }
+
+  /** Renews this process's `@Recurring` declarations; one renewal at a time, failures logged. */
+  renew(): Promise<void> {
+    if (this.renewing) return this.renewing;
+    const names = this.explorer.definitions.map((d) => d.name);
+    this.renewing = renewDeclarations(this.connection.db, names, this.declarationTtlMs)
+      .catch((err) => this.logger.warn(`recurring declarations not renewed: ${(err as Error)?.message ?? String(err)}`))
+      .finally(() => (this.renewing = null));
+    return this.renewing;
   }
 
   /** Creates or replaces a schedule. Bad input throws InvalidScheduleError and writes nothing. */
@@ -110,7 +150,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     if (this.options.strictTypes && !this.registry.get(def.type) && !this.options.externalTypes.includes(def.type)) {
       throw new UnknownJobTypeError(def.type, this.registry.types());
     }
-    await this.store(def);
+    await this.store(def, null);
     const stored = await findSchedule(this.connection.db, def.name);
     return toView(stored!);
   }
@@ -146,6 +186,11 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
 
   private async runTick(): Promise<void> {
     const db = this.connection.db;
+    if (performance.now() - this.lastPrune >= PRUNE_EVERY_MS) {
+      this.lastPrune = performance.now();
+      const pruned = await pruneLapsedDeclarations(db, PRUNE_LAPSED_AFTER_MS);
+      if (pruned) this.logger.log(`recurring: deleted ${pruned} @Recurring schedule(s) that no running process had declared for ${PRUNE_LAPSED_AFTER_MS / 86_400_000} days`);
+    }
     // A break (ticks failing, or not running) longer than this starts a new streak.
     const at = performance.now();
     const streakStart = this.streak && at - this.streak.lastContact <= STREAK_GAP_MS ? this.streak.start : at;
@@ -214,24 +259,35 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     );
   }
 
-  /** Inserts a new schedule, or replaces a changed one (its next slot then counts from now). */
-  private async store(def: ScheduleDefinition): Promise<void> {
+  /**
+   * Inserts a new schedule, or replaces a changed one (its next slot then counts from now).
+   * `declarationTtlMs`: an `@Recurring` declaration's lease; null for `schedule()`, which keeps it until `unschedule()`.
+   */
+  private async store(def: ScheduleDefinition, declarationTtlMs: number | null): Promise<void> {
     const db = this.connection.db;
     // The jobs it will enqueue must be valid too (args size, group): fail now, not at every tick.
     normalizeJob(this.slotNode(def, new Date(0), true, '0'), this.normalizeContext());
     const existing = await findSchedule(db, def.name);
-    if (existing && sameDefinition(existing, def)) return;
+    // Unchanged: not rewritten, so a restart does not move its next slot (backfill after downtime).
+    if (existing && sameDefinition(existing, def)) return this.keepDeclaration(existing, def.name, declarationTtlMs);
     const now = await databaseNow(db);
     const next = nextSlot(new CronTime(def.cron, def.timeZone), def.timeZone, now);
-    if (existing) return updateScheduleDefinition(db, def, next);
+    if (existing) return updateScheduleDefinition(db, def, next, declarationTtlMs);
     try {
-      await insertSchedule(db, def, next);
+      await insertSchedule(db, def, next, declarationTtlMs);
     } catch (err) {
       // Another replica stored it first, at its start-up: the same definition, or the last wins.
       if (!isUniqueViolation(err)) throw err;
       const raced = await findSchedule(db, def.name);
-      if (raced && !sameDefinition(raced, def)) await updateScheduleDefinition(db, def, next);
+      if (raced && !sameDefinition(raced, def)) await updateScheduleDefinition(db, def, next, declarationTtlMs);
+      else if (raced) await this.keepDeclaration(raced, def.name, declarationTtlMs);
     }
+  }
+
+  /** An unchanged schedule stored again: a decorator renews (or takes over) its declaration; `schedule()` makes it a runtime one. */
+  private async keepDeclaration(existing: StoredSchedule, name: string, declarationTtlMs: number | null): Promise<void> {
+    if (declarationTtlMs !== null) return declareSchedule(this.connection.db, name, declarationTtlMs);
+    if (existing.declaredUntil !== null) await declareSchedule(this.connection.db, name, null);
   }
 
   private slotNode(s: ScheduleDefinition, at: Date, backfill: boolean, ref: string): GraphNode {
@@ -273,5 +329,6 @@ function toView(s: StoredSchedule): ScheduleView {
     ...s.job,
     nextRunAt: s.nextRunAt,
     lastRunAt: s.lastSlot,
+    declaredUntil: s.declaredUntil,
   };
 }

@@ -17,4 +17,10 @@ export interface ScheduleView {
   nextRunAt: Date;
   /** The latest slot enqueued (null before the first). */
   lastRunAt: Date | null;
+  /**
+   * An `@Recurring` schedule fires until then, unless a running process that declares it renews
+   * it first (each does so every `leaseTtlMs`); past it, the schedule is dormant. Null for a
+   * schedule made by `schedule()`, which fires until `unschedule()`.
+   */
+  declaredUntil: Date | null;
 }

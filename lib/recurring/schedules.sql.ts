@@ -11,12 +11,28 @@ export interface StoredSchedule extends ScheduleDefinition {
   lastSlot: Date | null;
   /** Database time of the tick that enqueued `lastSlot`. */
   lastEnqueuedAt: Date | null;
+  /** An `@Recurring` schedule fires until then unless a process declaring it renews it; null: made by `schedule()`. */
+  declaredUntil: Date | null;
 }
 
 function columns(tx: SqlExecutor): Sql {
   const t = (c: string) => tx.dialect.selectTime(c);
   return sql`name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options,
-    ${t('next_run_at')} AS next_run_at, ${t('last_slot')} AS last_slot, ${t('last_enqueued_at')} AS last_enqueued_at`;
+    ${t('next_run_at')} AS next_run_at, ${t('last_slot')} AS last_slot, ${t('last_enqueued_at')} AS last_enqueued_at,
+    ${t('declared_until')} AS declared_until`;
+}
+
+/**
+ * A schedule fires while it is declared: made by `schedule()` (no declaration to lapse), or an
+ * `@Recurring` one that a running process has declared recently enough.
+ */
+function declared(now: Sql): Sql {
+  return sql`(declared_until IS NULL OR declared_until > ${now})`;
+}
+
+/** The value `declared_until` gets: a lease of `ttlMs` from the database's now, or null for a runtime schedule. */
+function declaration(tx: SqlExecutor, ttlMs: number | null): Sql {
+  return ttlMs === null ? sql`NULL` : tx.dialect.addMs(tx.dialect.now(), ttlMs);
 }
 
 function toSchedule(row: Row, tx: SqlExecutor): StoredSchedule {
@@ -33,6 +49,7 @@ function toSchedule(row: Row, tx: SqlExecutor): StoredSchedule {
     nextRunAt: tx.dialect.parseTime(row.next_run_at)!,
     lastSlot: tx.dialect.parseTime(row.last_slot),
     lastEnqueuedAt: tx.dialect.parseTime(row.last_enqueued_at),
+    declaredUntil: tx.dialect.parseTime(row.declared_until),
   };
 }
 
@@ -81,14 +98,14 @@ function jobOptionText(tx: SqlExecutor, field: 'group'): Sql {
   }
 }
 
-/** The `limit` schedules due soonest, and how many there are in all (one statement). */
+/** The `limit` schedules due soonest, and how many fire in all (one statement); lapsed declarations are left out. */
 export async function soonestSchedules(
   tx: SqlExecutor,
   limit: number,
 ): Promise<{ schedules: Array<{ name: string; nextRunAt: Date; lastRunAt: Date | null }>; count: number }> {
   const t = (c: string) => tx.dialect.selectTime(c);
   const { rows } = await tx.run(sql`SELECT name, ${t('next_run_at')} AS next_run_at, ${t('last_slot')} AS last_slot, COUNT(*) OVER () AS total
-    FROM job_queue_schedules ORDER BY next_run_at, name LIMIT ${limit}`);
+    FROM job_queue_schedules WHERE ${declared(tx.dialect.now())} ORDER BY next_run_at, name LIMIT ${limit}`);
   return {
     schedules: rows.map((r) => ({ name: String(r.name), nextRunAt: tx.dialect.parseTime(r.next_run_at)!, lastRunAt: tx.dialect.parseTime(r.last_slot) })),
     count: rows.length ? Number(rows[0].total) : 0,
@@ -103,21 +120,51 @@ function definitionValues(tx: SqlExecutor, def: ScheduleDefinition) {
   };
 }
 
-/** Inserts a new schedule; a concurrent insert of the same name fails with a unique violation. */
-export async function insertSchedule(tx: SqlExecutor, def: ScheduleDefinition, nextRunAt: Date): Promise<void> {
+/**
+ * Inserts a new schedule; a concurrent insert of the same name fails with a unique violation.
+ * `declarationTtlMs`: an `@Recurring` declaration's lease, null for `schedule()`.
+ */
+export async function insertSchedule(tx: SqlExecutor, def: ScheduleDefinition, nextRunAt: Date, declarationTtlMs: number | null): Promise<void> {
   const v = definitionValues(tx, def);
   await tx.run(sql`INSERT INTO job_queue_schedules
-    (name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options, next_run_at, created_at, updated_at)
+    (name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options, next_run_at, created_at, updated_at, declared_until)
     VALUES (${def.name}, ${def.cron}, ${def.timeZone}, ${def.type}, ${v.args}, ${v.backfill}, ${def.misfireGraceMs}, ${v.job},
-      ${tx.dialect.timeParam(nextRunAt)}, ${tx.dialect.now()}, ${tx.dialect.now()})`);
+      ${tx.dialect.timeParam(nextRunAt)}, ${tx.dialect.now()}, ${tx.dialect.now()}, ${declaration(tx, declarationTtlMs)})`);
 }
 
-/** Replaces a schedule's definition; slots already enqueued stay enqueued. */
-export async function updateScheduleDefinition(tx: SqlExecutor, def: ScheduleDefinition, nextRunAt: Date): Promise<void> {
+/** Replaces a schedule's definition and who declares it; slots already enqueued stay enqueued. */
+export async function updateScheduleDefinition(tx: SqlExecutor, def: ScheduleDefinition, nextRunAt: Date, declarationTtlMs: number | null): Promise<void> {
   const v = definitionValues(tx, def);
   await tx.run(sql`UPDATE job_queue_schedules SET cron = ${def.cron}, time_zone = ${def.timeZone}, job_type = ${def.type},
     args = ${v.args}, backfill = ${v.backfill}, misfire_grace_ms = ${def.misfireGraceMs}, job_options = ${v.job},
-    next_run_at = ${tx.dialect.timeParam(nextRunAt)}, updated_at = ${tx.dialect.now()} WHERE name = ${def.name}`);
+    next_run_at = ${tx.dialect.timeParam(nextRunAt)}, updated_at = ${tx.dialect.now()}, declared_until = ${declaration(tx, declarationTtlMs)}
+    WHERE name = ${def.name}`);
+}
+
+/**
+ * Who keeps an unchanged schedule: a decorator declaring it again at start-up (`ttlMs`; a runtime
+ * row of that name becomes the decorator's), or `schedule()` taking it over (null).
+ */
+export async function declareSchedule(tx: SqlExecutor, name: string, ttlMs: number | null): Promise<void> {
+  await tx.run(sql`UPDATE job_queue_schedules SET declared_until = ${declaration(tx, ttlMs)} WHERE name = ${name}`);
+}
+
+/**
+ * Renews the declarations of a process's `@Recurring` schedules. Runtime rows of the same name
+ * (someone called `schedule()` since) and deleted ones (`unschedule()`) stay as they are.
+ */
+export async function renewDeclarations(tx: SqlExecutor, names: readonly string[], ttlMs: number): Promise<void> {
+  // Name order: two processes renewing the same rows lock them in the same order.
+  for (const chunk of chunked([...names].sort(), TICKS_PER_STATEMENT)) {
+    await tx.run(sql`UPDATE job_queue_schedules SET declared_until = ${declaration(tx, ttlMs)}
+      WHERE name IN (${sql.list(chunk)}) AND declared_until IS NOT NULL`);
+  }
+}
+
+/** Deletes `@Recurring` schedules whose declaration lapsed more than `afterMs` ago; how many. */
+export async function pruneLapsedDeclarations(tx: SqlExecutor, afterMs: number): Promise<number> {
+  const { affected } = await tx.run(sql`DELETE FROM job_queue_schedules WHERE declared_until < ${tx.dialect.addMs(tx.dialect.now(), -afterMs)}`);
+  return affected;
 }
 
 export async function deleteSchedule(tx: SqlExecutor, name: string): Promise<boolean> {
@@ -126,7 +173,8 @@ export async function deleteSchedule(tx: SqlExecutor, name: string): Promise<boo
 
 /** A cheap autocommit probe, so idle ticks open no transaction (and take no SQLite write lock). */
 export async function anyScheduleDue(tx: SqlExecutor): Promise<boolean> {
-  const { rows } = await tx.run(sql`SELECT name FROM job_queue_schedules WHERE next_run_at <= ${tx.dialect.now()} LIMIT 1`);
+  const now = tx.dialect.now();
+  const { rows } = await tx.run(sql`SELECT name FROM job_queue_schedules WHERE next_run_at <= ${now} AND ${declared(now)} LIMIT 1`);
   return rows.length > 0;
 }
 
@@ -139,7 +187,8 @@ export async function lockDueSchedules(tx: SqlExecutor, limit: number): Promise<
   const now = await databaseNow(tx);
   const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
   const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules
-    WHERE next_run_at <= ${tx.dialect.timeParam(now)} ORDER BY next_run_at, name LIMIT ${limit}${lock}`);
+    WHERE next_run_at <= ${tx.dialect.timeParam(now)} AND ${declared(sql`${tx.dialect.timeParam(now)}`)}
+    ORDER BY next_run_at, name LIMIT ${limit}${lock}`);
   return { now, due: rows.map((r) => toSchedule(r, tx)) };
 }
 

@@ -146,6 +146,12 @@ describeDialects('dashboard API', (db) => {
     expect(evil.args.text).toContain(XSS.slice(0, 20));
     expect(evil.args.length).toBeGreaterThan(200 * 1024);
     expect(new Date(evil.nextRunAt).getTime()).toBeGreaterThan(Date.now());
+    expect(evil.dormant).toBe(false);
+    // An @Recurring whose declaration lapsed (no running process declares it) shows as dormant.
+    const jq = d.app.get(JobQueueDatabase);
+    await jq.run(sql`UPDATE job_queue_schedules SET declared_until = ${jq.dialect.timeParam(new Date(Date.now() - 60_000))} WHERE name = 'dash-09'`);
+    const lapsed = asAny(await (await get(`/api/schedules?${new URLSearchParams({ type: 'listed', limit: '100' })}`)).json());
+    expect(lapsed.schedules.filter((s: { dormant: boolean }) => s.dormant).map((s: { name: string }) => s.name)).toEqual(['dash-09']);
     const tenant = asAny(await (await get(`/api/schedules?${new URLSearchParams({ group: XSS.slice(0, 60) })}`)).json());
     expect(tenant.schedules.map((s: { name: string }) => s.name)).toEqual(['dash-07']);
     for (const bad of ['limit=101', 'limit=0', 'cursor=forged', 'type=a&type=b', 'group=a&group=b', `group=${'g'.repeat(201)}`, 'type=a%00']) {

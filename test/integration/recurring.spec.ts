@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ArgsNotSerializableError, ArgsTooLargeError, InvalidScheduleError, JobHandler, Recurring, type RecurringArgs } from '../../lib';
 import { sql } from '../../lib/database/sql';
+import { databaseNow } from '../../lib/recurring/schedules.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
@@ -43,8 +44,8 @@ async function stop(workers: WorkerProcess[]): Promise<void> {
 }
 
 describeDialects('recurring jobs', (db) => {
-  const worker = (schedules: unknown[]) =>
-    new WorkerProcess('recurring.worker', { ...db.options(), pollIntervalMs: 200, schedules });
+  const worker = (schedules: unknown[], options: Record<string, unknown> = {}) =>
+    new WorkerProcess('recurring.worker', { ...db.options(), pollIntervalMs: 200, ...options, schedules });
 
   it('3 processes, a schedule every second: exactly one job per slot, none missing, a SIGKILL changes nothing', async () => {
     const app = await startQueueApp(db, { worker: false, externalTypes: ['every-second'] });
@@ -142,6 +143,98 @@ describeDialects('recurring jobs', (db) => {
       await sleep(2_000);
       expect(await app.count(`type = 'tick'`)).toBe(count);
     } finally {
+      await app.close();
+    }
+  });
+
+  it('a removed @Recurring stops once no running process declares it; schedule() ones run on; a redeploy revives it', async () => {
+    // Another service on the same database, ticking every schedule: it declares none of its own.
+    const app = await startQueueApp(db, { pollIntervalMs: 100 }, [Ticks]);
+    // leaseTtlMs 1 s: a declaration lasts 5 s and is renewed every second.
+    const declaring = () => worker([{ name: 'gone', cron: EVERY_SECOND }], { leaseTtlMs: 1_000 });
+    let w = declaring();
+    try {
+      await app.queue.schedule({ name: 'kept', cron: EVERY_SECOND, type: 'tick' });
+      await w.waitFor('ready', 120_000);
+      const bootView = (await app.queue.listSchedules()).find((s) => s.name === 'gone')!;
+      expect(bootView.declaredUntil).toBeInstanceOf(Date);
+      // Longer than a declaration: renewals keep it firing without a gap.
+      await sleep(7_000);
+      const renewed = (await app.queue.listSchedules()).find((s) => s.name === 'gone')!;
+      expect(renewed.declaredUntil!.getTime()).toBeGreaterThan(bootView.declaredUntil!.getTime() + 4_000);
+      expectContiguous(await slotJobs(app, 'gone'));
+      await stop([w]);
+
+      // Only the other service ticks now: it enqueues 'gone' until the declaration lapses, then never.
+      const lapsed = (await app.queue.listSchedules()).find((s) => s.name === 'gone')!.declaredUntil!;
+      await eventually('the declaration lapsed', async () => (await databaseNow(app.db)).getTime() > lapsed.getTime() + 1_500, 30_000, 200);
+      const frozen = await slotJobs(app, 'gone');
+      const kept = await app.count(`type = 'tick'`);
+      await sleep(3_000);
+      expect(await slotJobs(app, 'gone')).toEqual(frozen);
+      expect(frozen.filter((j) => j.slot > lapsed.getTime())).toEqual([]);
+      expect(await app.count(`type = 'tick'`)).toBeGreaterThanOrEqual(kept + 2);
+      const views = await app.queue.listSchedules();
+      expect(views.find((s) => s.name === 'kept')!.declaredUntil).toBeNull();
+      expect(views.find((s) => s.name === 'gone')!.declaredUntil!.getTime()).toBe(lapsed.getTime());
+      expect((await app.queue.stats()).schedules.map((s) => s.name)).not.toContain('gone');
+      process.stdout.write(`[${db.dialect}] removed @Recurring: ${frozen.length} slots, the last ${((frozen[frozen.length - 1].slot - lapsed.getTime()) / 1_000).toFixed(1)} s from the lapse; none after\n`);
+
+      // Deployed again: declared at start-up, it fires again (backfill 'none': no catch-up).
+      w = declaring();
+      await w.waitFor('ready', 120_000);
+      await eventually('2 new slots of the revived schedule', async () => (await slotJobs(app, 'gone')).length >= frozen.length + 2, 30_000, 100);
+      expect((await slotJobs(app, 'gone')).filter((j) => j.backfill)).toEqual([]);
+      await stop([w]);
+    } finally {
+      if (!w.dead) w.kill();
+      await app.close();
+    }
+  });
+
+  it('declarations lapsed for 7 days are deleted by a tick; shorter lapses and schedule() rows stay', async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['tick'] });
+    const daysAgo = (d: number) => app.db.dialect.timeParam(new Date(Date.now() - d * 86_400_000));
+    try {
+      for (const name of ['lapsed-8d', 'lapsed-6d', 'runtime']) await app.queue.schedule({ name, cron: '0 3 * * *', type: 'tick' });
+      await app.db.run(sql`UPDATE job_queue_schedules SET declared_until = ${daysAgo(8)} WHERE name = 'lapsed-8d'`);
+      await app.db.run(sql`UPDATE job_queue_schedules SET declared_until = ${daysAgo(6)} WHERE name = 'lapsed-6d'`);
+      // A process that declares nothing and has never pruned prunes at its first tick.
+      const ticking = await startQueueApp(db, { pollIntervalMs: 100 }, [Ticks]);
+      try {
+        await eventually('the 8-day lapse pruned', async () => !(await app.queue.listSchedules()).some((s) => s.name === 'lapsed-8d'), 20_000, 100);
+      } finally {
+        await ticking.close();
+      }
+      expect((await app.queue.listSchedules()).map((s) => s.name).filter((n) => n.startsWith('lapsed') || n === 'runtime')).toEqual(['lapsed-6d', 'runtime']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a schedule() row and a @Recurring of the same name: the last to store it owns it', async () => {
+    @Injectable()
+    class Declares {
+      @Recurring('0 3 * * *', { name: 'owned' })
+      async run(_args: RecurringArgs): Promise<void> {}
+    }
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['owned'] });
+    try {
+      // A row from before declarations existed, or made at run time: the decorator takes it over unchanged.
+      await app.queue.schedule({ name: 'owned', cron: '0 3 * * *', type: 'owned' });
+      const nextRunAt = (await app.queue.listSchedules()).find((s) => s.name === 'owned')!.nextRunAt;
+      const declaring = await startQueueApp(db, { worker: false }, [Declares]);
+      try {
+        const view = (await app.queue.listSchedules()).find((s) => s.name === 'owned')!;
+        expect(view.declaredUntil!.getTime()).toBeGreaterThan(Date.now());
+        expect(view.nextRunAt).toEqual(nextRunAt);
+        // And schedule() takes it back: kept until unschedule().
+        expect((await app.queue.schedule({ name: 'owned', cron: '0 3 * * *', type: 'owned' })).declaredUntil).toBeNull();
+      } finally {
+        await declaring.close();
+      }
+    } finally {
+      await app.queue.unschedule('owned');
       await app.close();
     }
   });
