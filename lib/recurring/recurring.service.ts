@@ -216,7 +216,9 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
               break;
             }
             try {
-              const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill, tickingSince }, this.clock);
+              // A schedule declared again after a lapse was, until then, down like a stopped cluster.
+              const since = s.declaredSince && s.declaredSince > tickingSince ? s.declaredSince : tickingSince;
+              const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill, tickingSince: since }, this.clock);
               if (plan.missed) missed.push(s.name);
               const mine = plan.slots.map(({ at, backfill }) => this.slotNode(s, at, backfill, `${s.name}@${at.toISOString()}`));
               jobs.push(...mine.map((node) => normalizeJob(node, this.normalizeContext())));

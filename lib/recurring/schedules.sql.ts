@@ -13,13 +13,18 @@ export interface StoredSchedule extends ScheduleDefinition {
   lastEnqueuedAt: Date | null;
   /** An `@Recurring` schedule fires until then unless a process declaring it renews it; null: made by `schedule()`. */
   declaredUntil: Date | null;
+  /**
+   * When its declaration began (at insert, or when a lapsed one was declared again); null for
+   * `schedule()`. Slots due while it was dormant count as missed, like slots due in downtime.
+   */
+  declaredSince: Date | null;
 }
 
 function columns(tx: SqlExecutor): Sql {
   const t = (c: string) => tx.dialect.selectTime(c);
   return sql`name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options,
     ${t('next_run_at')} AS next_run_at, ${t('last_slot')} AS last_slot, ${t('last_enqueued_at')} AS last_enqueued_at,
-    ${t('declared_until')} AS declared_until`;
+    ${t('declared_until')} AS declared_until, ${t('declared_since')} AS declared_since`;
 }
 
 /**
@@ -33,6 +38,18 @@ function declared(now: Sql): Sql {
 /** The value `declared_until` gets: a lease of `ttlMs` from the database's now, or null for a runtime schedule. */
 function declaration(tx: SqlExecutor, ttlMs: number | null): Sql {
   return ttlMs === null ? sql`NULL` : tx.dialect.addMs(tx.dialect.now(), ttlMs);
+}
+
+/**
+ * `declared_since` and `declared_until` for a row declared now: a declaration that held goes on
+ * (its start stays); one that had lapsed, or a `schedule()` row, starts now. `declared_since` is
+ * assigned first: MySQL evaluates SET left to right with the values already assigned.
+ */
+function redeclare(tx: SqlExecutor, ttlMs: number | null): Sql {
+  if (ttlMs === null) return sql`declared_since = NULL, declared_until = NULL`;
+  const now = tx.dialect.now();
+  return sql`declared_since = CASE WHEN declared_until IS NULL OR declared_until <= ${now} THEN ${now} ELSE declared_since END,
+    declared_until = ${declaration(tx, ttlMs)}`;
 }
 
 function toSchedule(row: Row, tx: SqlExecutor): StoredSchedule {
@@ -50,6 +67,7 @@ function toSchedule(row: Row, tx: SqlExecutor): StoredSchedule {
     lastSlot: tx.dialect.parseTime(row.last_slot),
     lastEnqueuedAt: tx.dialect.parseTime(row.last_enqueued_at),
     declaredUntil: tx.dialect.parseTime(row.declared_until),
+    declaredSince: tx.dialect.parseTime(row.declared_since),
   };
 }
 
@@ -127,9 +145,10 @@ function definitionValues(tx: SqlExecutor, def: ScheduleDefinition) {
 export async function insertSchedule(tx: SqlExecutor, def: ScheduleDefinition, nextRunAt: Date, declarationTtlMs: number | null): Promise<void> {
   const v = definitionValues(tx, def);
   await tx.run(sql`INSERT INTO job_queue_schedules
-    (name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options, next_run_at, created_at, updated_at, declared_until)
+    (name, cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options, next_run_at, created_at, updated_at, declared_since, declared_until)
     VALUES (${def.name}, ${def.cron}, ${def.timeZone}, ${def.type}, ${v.args}, ${v.backfill}, ${def.misfireGraceMs}, ${v.job},
-      ${tx.dialect.timeParam(nextRunAt)}, ${tx.dialect.now()}, ${tx.dialect.now()}, ${declaration(tx, declarationTtlMs)})`);
+      ${tx.dialect.timeParam(nextRunAt)}, ${tx.dialect.now()}, ${tx.dialect.now()},
+      ${declarationTtlMs === null ? sql`NULL` : tx.dialect.now()}, ${declaration(tx, declarationTtlMs)})`);
 }
 
 /** Replaces a schedule's definition and who declares it; slots already enqueued stay enqueued. */
@@ -137,7 +156,7 @@ export async function updateScheduleDefinition(tx: SqlExecutor, def: ScheduleDef
   const v = definitionValues(tx, def);
   await tx.run(sql`UPDATE job_queue_schedules SET cron = ${def.cron}, time_zone = ${def.timeZone}, job_type = ${def.type},
     args = ${v.args}, backfill = ${v.backfill}, misfire_grace_ms = ${def.misfireGraceMs}, job_options = ${v.job},
-    next_run_at = ${tx.dialect.timeParam(nextRunAt)}, updated_at = ${tx.dialect.now()}, declared_until = ${declaration(tx, declarationTtlMs)}
+    next_run_at = ${tx.dialect.timeParam(nextRunAt)}, updated_at = ${tx.dialect.now()}, ${redeclare(tx, declarationTtlMs)}
     WHERE name = ${def.name}`);
 }
 
@@ -146,7 +165,7 @@ export async function updateScheduleDefinition(tx: SqlExecutor, def: ScheduleDef
  * row of that name becomes the decorator's), or `schedule()` taking it over (null).
  */
 export async function declareSchedule(tx: SqlExecutor, name: string, ttlMs: number | null): Promise<void> {
-  await tx.run(sql`UPDATE job_queue_schedules SET declared_until = ${declaration(tx, ttlMs)} WHERE name = ${name}`);
+  await tx.run(sql`UPDATE job_queue_schedules SET ${redeclare(tx, ttlMs)} WHERE name = ${name}`);
 }
 
 /**
@@ -156,7 +175,7 @@ export async function declareSchedule(tx: SqlExecutor, name: string, ttlMs: numb
 export async function renewDeclarations(tx: SqlExecutor, names: readonly string[], ttlMs: number): Promise<void> {
   // Name order: two processes renewing the same rows lock them in the same order.
   for (const chunk of chunked([...names].sort(), TICKS_PER_STATEMENT)) {
-    await tx.run(sql`UPDATE job_queue_schedules SET declared_until = ${declaration(tx, ttlMs)}
+    await tx.run(sql`UPDATE job_queue_schedules SET ${redeclare(tx, ttlMs)}
       WHERE name IN (${sql.list(chunk)}) AND declared_until IS NOT NULL`);
   }
 }

@@ -151,7 +151,7 @@ describeDialects('recurring jobs', (db) => {
     // Another service on the same database, ticking every schedule: it declares none of its own.
     const app = await startQueueApp(db, { pollIntervalMs: 100 }, [Ticks]);
     // leaseTtlMs 1 s: a declaration lasts 5 s and is renewed every second.
-    const declaring = () => worker([{ name: 'gone', cron: EVERY_SECOND }], { leaseTtlMs: 1_000 });
+    const declaring = () => worker([{ name: 'gone', cron: EVERY_SECOND, misfireGraceMs: 1_000 }], { leaseTtlMs: 1_000 });
     let w = declaring();
     try {
       await app.queue.schedule({ name: 'kept', cron: EVERY_SECOND, type: 'tick' });
@@ -180,12 +180,16 @@ describeDialects('recurring jobs', (db) => {
       expect((await app.queue.stats()).schedules.map((s) => s.name)).not.toContain('gone');
       process.stdout.write(`[${db.dialect}] removed @Recurring: ${frozen.length} slots, the last ${((frozen[frozen.length - 1].slot - lapsed.getTime()) / 1_000).toFixed(1)} s from the lapse; none after\n`);
 
-      // Deployed again: declared at start-up, it fires again (backfill 'none': no catch-up).
+      // Deployed again: declared at start-up, it fires again. The slots it slept through were
+      // missed, as in downtime (backfill 'none': none caught up), not enqueued as late ones.
       w = declaring();
       await w.waitFor('ready', 120_000);
       await eventually('2 new slots of the revived schedule', async () => (await slotJobs(app, 'gone')).length >= frozen.length + 2, 30_000, 100);
-      expect((await slotJobs(app, 'gone')).filter((j) => j.backfill)).toEqual([]);
       await stop([w]);
+      const revived = (await slotJobs(app, 'gone')).slice(frozen.length);
+      expect(revived.filter((j) => j.backfill)).toEqual([]);
+      expect(revived[0].slot - frozen[frozen.length - 1].slot).toBeGreaterThanOrEqual(4_000);
+      expectContiguous(revived);
     } finally {
       if (!w.dead) w.kill();
       await app.close();

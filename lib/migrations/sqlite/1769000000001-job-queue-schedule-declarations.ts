@@ -6,7 +6,8 @@ export class JobQueueScheduleDeclarationsSqlite1769000000001 extends JobQueueMig
   readonly name = 'JobQueueScheduleDeclarations1769000000001';
   protected readonly upSql = [
     `ALTER TABLE job_queue_schedules ADD COLUMN declared_until TEXT`,
+    `ALTER TABLE job_queue_schedules ADD COLUMN declared_since TEXT`,
     `CREATE INDEX job_queue_schedules_declared_idx ON job_queue_schedules (declared_until) WHERE declared_until IS NOT NULL`,
   ];
-  protected readonly downSql = [`DROP INDEX job_queue_schedules_declared_idx`, `ALTER TABLE job_queue_schedules DROP COLUMN declared_until`];
+  protected readonly downSql = [`DROP INDEX job_queue_schedules_declared_idx`, `ALTER TABLE job_queue_schedules DROP COLUMN declared_until`, `ALTER TABLE job_queue_schedules DROP COLUMN declared_since`];
 }
