@@ -39,10 +39,15 @@ export function planSlots(input: SlotPlanInput, clock: CronClock = new CronClock
   const next = (after: Date) => clock.next(input.cron, input.timeZone, after);
   const reference = Math.min(input.now.getTime(), input.tickingSince?.getTime() ?? Infinity);
   const cutoff = reference - input.misfireGraceMs; // slots at or before it were missed
+  const start = Math.max(input.from.getTime(), cutoff + 1);
+  const onTime = slotsBetween(next, start, input.now.getTime(), MAX_ON_TIME_SLOTS);
+  if (onTime.slots.length > MAX_ON_TIME_SLOTS) {
+    // A schedule left behind while this process ticked on (its tick transactions failing, say):
+    // the latest slots run, the older ones were missed, and `backfill` would pick among those.
+    return { slots: latestSlots(next, start, input.now.getTime(), MAX_ON_TIME_SLOTS).map((at) => ({ at, backfill: false })), next: next(input.now), missed: true };
+  }
   const wanted = input.backfill === 'none' ? 0 : input.backfill === 'last' ? 1 : input.backfill;
   const missed = wanted > 0 && input.from.getTime() <= cutoff ? latestSlots(next, input.from.getTime(), cutoff, wanted) : [];
-  const start = Math.max(input.from.getTime(), cutoff + 1);
-  const onTime = slotsBetween(next, start, input.now.getTime());
   return {
     slots: [...missed.map((at) => ({ at, backfill: true })), ...onTime.slots.map((at) => ({ at, backfill: false }))],
     // The walk stopped at the first slot after the last one at or before `now`: the next slot,
@@ -57,11 +62,18 @@ export function nextSlot(cron: CronTime, timeZone: string, after: Date): Date {
   return cron.getNextDateFrom(after, timeZone).toJSDate();
 }
 
-/** Slots in [startMs, endMs], oldest first, and the first slot after them (past endMs). */
-function slotsBetween(next: (after: Date) => Date, startMs: number, endMs: number): { slots: Date[]; after: Date } {
+/**
+ * On-time slots one tick enqueues for a schedule at most: as many as `backfill` may add. Slots
+ * are on time while the process ticks, so without a bound a schedule left behind for days (a
+ * per-second one: 86,400 a day) would be planned and inserted in one transaction.
+ */
+export const MAX_ON_TIME_SLOTS = 1_000;
+
+/** Slots in [startMs, endMs] (at most `max + 1` of them), oldest first, and the first slot after them. */
+function slotsBetween(next: (after: Date) => Date, startMs: number, endMs: number, max = Infinity): { slots: Date[]; after: Date } {
   const slots: Date[] = [];
   let at = next(new Date(startMs - 1));
-  while (at.getTime() <= endMs) {
+  while (at.getTime() <= endMs && slots.length <= max) {
     slots.push(at);
     at = next(at);
   }

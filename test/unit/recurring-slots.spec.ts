@@ -1,4 +1,4 @@
-import { planSlots, type SlotPlanInput } from '../../lib/recurring/recurring-slots';
+import { MAX_ON_TIME_SLOTS, planSlots, type SlotPlanInput } from '../../lib/recurring/recurring-slots';
 import { defineSchedule } from '../../lib/recurring/schedule-definition';
 import { InvalidScheduleError } from '../../lib/errors';
 
@@ -80,6 +80,21 @@ describe('planSlots', () => {
       expect(iso(p)).toEqual(['2026-01-01T00:00:29.000Z', '2026-01-01T00:00:30.000Z']);
       expect(p.missed).toBe(false);
     });
+  });
+
+  it('a schedule left behind for a day while the process ticked on: the latest 1,000 slots, the rest missed', () => {
+    const started = Date.now();
+    const p = plan({ from: at('2026-01-01T00:00:00Z'), now: at('2026-01-02T00:00:00.500Z'), tickingSince: at('2025-12-31T00:00:00Z'), backfill: 5 });
+    expect(p.slots).toHaveLength(MAX_ON_TIME_SLOTS);
+    expect(p.slots.filter((s) => s.backfill)).toEqual([]);
+    expect(p.slots[0].at.toISOString()).toBe('2026-01-01T23:43:21.000Z');
+    expect(p.slots[MAX_ON_TIME_SLOTS - 1].at.toISOString()).toBe('2026-01-02T00:00:00.000Z');
+    expect(p.next.toISOString()).toBe('2026-01-02T00:00:01.000Z');
+    expect(p.missed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000); // a walk over the day would be 86,400 steps
+    // Exactly the bound still counts as on time.
+    const full = plan({ from: at('2026-01-01T00:00:00Z'), now: at('2026-01-01T00:16:39.500Z'), tickingSince: at('2025-12-31T00:00:00Z') });
+    expect([full.slots.length, full.missed]).toEqual([MAX_ON_TIME_SLOTS, false]);
   });
 
   it('reports no missed slot when none lies between `from` and the cutoff', () => {
