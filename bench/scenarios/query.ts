@@ -1,9 +1,13 @@
 /**
  * query — find / getGraph latency as the table grows. For each dialect, on a fresh database
- * holding N finished jobs (N = 10,000, then 1,000,000; bulk SQL, 5% failed, 10 types, 1,000
- * groups/tenants with the tenant in args) plus 10,000 ready jobs and one 1,000-node graph,
- * time (p50/p95 over the samples) a find page of 50 by state+type, by group, by argsContains,
- * the next page by cursor, and getGraph of the 1,000-node graph. Reports 1M ÷ 10k of the p95.
+ * holding N finished jobs (N = 10,000, then 1,000,000; bulk SQL, 5% failed, 10 types, N / 100
+ * groups/tenants of 100 jobs each with the tenant in args) plus 10,000 ready jobs of other
+ * tenants and one 1,000-node graph, time (p50/p95 over the samples) a find page of 50 by
+ * state+type, by group, by argsContains, the next page by cursor, and getGraph of the
+ * 1,000-node graph. Every query returns the same rows at both sizes (a tenant has as many jobs in
+ * a big table as in a small one: there are more tenants), so the ratio shows what the table's
+ * size costs. With --runs=N, the whole measurement N times, reporting the median of the p50s
+ * and of the p95s and the ratio of those medians.
  */
 import type { Dialect, FindResult, JobFilter } from 'nestjs-sql-job-queue';
 import { FailureLog } from '../lib/correctness';
@@ -13,12 +17,14 @@ import { analyze } from '../lib/ours/filler';
 import { bootEnqueuer, type OurApp } from '../lib/ours/our-app';
 import type { ScenarioReport, Table } from '../lib/report';
 import type { BenchContext, Scenario } from '../lib/scenario';
-import { percentile } from '../lib/stats';
+import { median, percentile } from '../lib/stats';
 
 /** All three by default; QUERY_BENCH_DIALECTS=mysql (comma-separated) measures fewer. */
 const DIALECTS: Dialect[] = (process.env.QUERY_BENCH_DIALECTS ?? 'postgres,mysql,sqlite').split(',').filter(Boolean) as Dialect[];
 const READY = 10_000;
 const PAGE = 50;
+/** Finished jobs per tenant at every table size: the table grows by its number of tenants. */
+const PER_TENANT = 100;
 
 interface Query {
   key: string;
@@ -43,66 +49,76 @@ export const queryScenario: Scenario = {
     const sizes = quick ? [10_000, 50_000] : [10_000, 1_000_000];
     const samples = ctx.config.samples ?? (quick ? 10 : 40);
     const failures = new FailureLog();
-    const results = new Map<string, { p50: number; p95: number; rows: number }>();
+    const samplesOf = new Map<string, Array<{ p50: number; p95: number; rows: number }>>();
     const fillMs = new Map<string, number>();
-    for (const dialect of DIALECTS) {
-      for (const size of sizes) {
-        const what = `${dialect} ${num(size)} finished`;
-        try {
-          await withDatabase(dialect, async (db) => {
-            const app = await bootEnqueuer(dialect, db.location);
-            try {
-              const probe = await db.probe();
-              const t0 = Date.now();
-              await fill(probe, dialect, size, 'finished');
-              await fill(probe, dialect, READY, 'ready');
-              const graph = await app.queue.enqueueGraph([
-                { ref: 'root', type: 'noop' },
-                ...Array.from({ length: 998 }, (_, i) => ({ ref: `m${i}`, type: 'noop', dependsOn: ['root'] })),
-                { ref: 'sink', type: 'noop', dependsOn: Array.from({ length: 998 }, (_, i) => `m${i}`) },
-              ]);
-              await analyze(probe, dialect);
-              fillMs.set(`${dialect}:${size}`, Date.now() - t0);
-              const first: FindResult = await app.queue.find(byStateType, { limit: PAGE });
-              if (!first.nextCursor) throw new Error('no second page of state+type');
-              cursors.set(app, first.nextCursor);
-              for (const q of QUERIES) {
-                const times: number[] = [];
-                let rows = 0;
-                for (let i = 0; i < samples + 3; i++) {
-                  const t = performance.now();
-                  rows = await q.run(app, graph.root);
-                  if (i >= 3) times.push(performance.now() - t); // 3 warm-up calls
+    for (let run = 1; run <= ctx.config.runs; run++) {
+      for (const dialect of DIALECTS) {
+        // Alternate which size goes first: the first database of a run meets a colder process.
+        for (const size of run % 2 ? sizes : [...sizes].reverse()) {
+          const what = `${dialect} ${num(size)} finished, run ${run}/${ctx.config.runs}`;
+          try {
+            await withDatabase(dialect, async (db) => {
+              const app = await bootEnqueuer(dialect, db.location);
+              try {
+                const probe = await db.probe();
+                const t0 = Date.now();
+                await fill(probe, dialect, size, 'finished');
+                await fill(probe, dialect, READY, 'ready');
+                const graph = await app.queue.enqueueGraph([
+                  { ref: 'root', type: 'noop' },
+                  ...Array.from({ length: 998 }, (_, i) => ({ ref: `m${i}`, type: 'noop', dependsOn: ['root'] })),
+                  { ref: 'sink', type: 'noop', dependsOn: Array.from({ length: 998 }, (_, i) => `m${i}`) },
+                ]);
+                await analyze(probe, dialect);
+                fillMs.set(`${dialect}:${size}`, Date.now() - t0);
+                const first: FindResult = await app.queue.find(byStateType, { limit: PAGE });
+                if (!first.nextCursor) throw new Error('no second page of state+type');
+                cursors.set(app, first.nextCursor);
+                for (const q of QUERIES) {
+                  const times: number[] = [];
+                  let rows = 0;
+                  for (let i = 0; i < samples + 3; i++) {
+                    const t = performance.now();
+                    rows = await q.run(app, graph.root);
+                    if (i >= 3) times.push(performance.now() - t); // 3 warm-up calls
+                  }
+                  const r = { p50: percentile(times, 50), p95: percentile(times, 95), rows };
+                  const key = `${dialect}:${size}:${q.key}`;
+                  samplesOf.set(key, [...(samplesOf.get(key) ?? []), r]);
+                  ctx.progress(`${what}: ${q.label}: p50 ${num(r.p50, 2)} ms, p95 ${num(r.p95, 2)} ms, ${rows} rows`);
                 }
-                const r = { p50: percentile(times, 50), p95: percentile(times, 95), rows };
-                results.set(`${dialect}:${size}:${q.key}`, r);
-                ctx.progress(`${what}: ${q.label}: p50 ${num(r.p50, 2)} ms, p95 ${num(r.p95, 2)} ms, ${rows} rows`);
+              } finally {
+                await app.close();
               }
-            } finally {
-              await app.close();
-            }
-          });
-        } catch (err) {
-          failures.add(what, [(err as Error).message]);
+            });
+          } catch (err) {
+            failures.add(what, [(err as Error).message]);
+          }
         }
       }
+    }
+    const results = new Map<string, { p50: number; p95: number; rows: number }>();
+    for (const [key, runs] of samplesOf) {
+      results.set(key, { p50: median(runs.map((r) => r.p50)), p95: median(runs.map((r) => r.p95)), rows: Math.min(...runs.map((r) => r.rows)) });
     }
     return {
       name: this.name,
       description: 'find and getGraph latency with 10,000 and 1,000,000 finished jobs (plus 10,000 ready) in the table, per dialect.',
       settings: [
-        `finished rows by bulk SQL: 10 types (type0–type9), 1,000 groups (t0–t999) with args {"tenant": group, "n": i}, every 20th failed (all of type0), the rest done`,
-        `${num(READY)} ready rows of the same shape; one 1,000-node fan-out/fan-in graph through enqueueGraph; then VACUUM ANALYZE / ANALYZE TABLE / ANALYZE`,
+        `finished rows by bulk SQL: 10 types (type0–type9), N / ${PER_TENANT} groups (t0, t1, …) of ${PER_TENANT} rows each, round robin, with args {"tenant": group, "n": i}; every 20th failed (all of type0), the rest done`,
+        `${num(READY)} ready rows of the same shape in 100 other groups (r0–r99); one 1,000-node fan-out/fan-in graph through enqueueGraph; then VACUUM ANALYZE / ANALYZE TABLE / ANALYZE`,
+        `every query returns the same rows at both sizes: t42's ${PER_TENANT} rows are spread over the whole table (every N / ${PER_TENANT}th row), so a page reads 50 rows far apart`,
+        `${ctx.config.runs} run(s) of the whole measurement, the smaller table first in odd runs and last in even ones; the table shows the median over runs of each p50 and p95`,
         `${samples} timed calls per query after 3 warm-up calls, one enqueue-only app in the bench process; page size ${PAGE}`,
         `filters: state 'failed' + type 'type0'; group 't42'; argsContains { tenant: 't42' }; the next page of state+type by cursor`,
       ],
-      tables: [table(sizes, samples, results, fillMs)],
+      tables: [table(sizes, samples, ctx.config.runs, results, fillMs)],
       failures: failures.entries,
     };
   },
 };
 
-function table(sizes: number[], samples: number, results: Map<string, { p50: number; p95: number; rows: number }>, fillMs: Map<string, number>): Table {
+function table(sizes: number[], samples: number, runs: number, results: Map<string, { p50: number; p95: number; rows: number }>, fillMs: Map<string, number>): Table {
   const rows: string[][] = [];
   const [small, large] = sizes;
   for (const dialect of DIALECTS) {
@@ -116,32 +132,39 @@ function table(sizes: number[], samples: number, results: Map<string, { p50: num
         a ? num(a.p95, 2) : 'FAILED',
         b ? num(b.p50, 2) : 'FAILED',
         b ? num(b.p95, 2) : 'FAILED',
+        ratio(b?.p50, a?.p50),
         ratio(b?.p95, a?.p95),
-        b ? String(b.rows) : '',
+        a && b ? `${a.rows} / ${b.rows}` : '',
       ]);
     }
-    rows.push([dialect, `(fill ms: ${num(fillMs.get(`${dialect}:${small}`) ?? NaN)} / ${num(fillMs.get(`${dialect}:${large}`) ?? NaN)})`, '', '', '', '', '', '']);
+    rows.push([dialect, `(fill ms of the last run: ${num(fillMs.get(`${dialect}:${small}`) ?? NaN)} / ${num(fillMs.get(`${dialect}:${large}`) ?? NaN)})`, '', '', '', '', '', '', '']);
   }
   return {
-    title: `Query latency, ms — ${samples} calls per query`,
-    columns: ['Dialect', 'Query', `p50 @ ${num(small)}`, `p95 @ ${num(small)}`, `p50 @ ${num(large)}`, `p95 @ ${num(large)}`, 'p95 ratio', `Rows @ ${num(large)}`],
+    title: `Query latency, ms — ${samples} calls per query, median of ${runs} run(s)`,
+    columns: ['Dialect', 'Query', `p50 @ ${num(small)}`, `p95 @ ${num(small)}`, `p50 @ ${num(large)}`, `p95 @ ${num(large)}`, 'p50 ratio', 'p95 ratio', 'Rows'],
     rows,
     notes: [
-      'Rows = jobs (or graph nodes) the call returned. On MySQL/MariaDB and SQLite, argsContains is checked on a window of the newest 10,000 candidate rows per call, so a page can hold fewer than 50 jobs with a nextCursor to continue.',
-      'p95 ratio = p95 at the large size ÷ p95 at 10,000 rows; near 1 means flat.',
+      'Rows = jobs (or graph nodes) the call returned at each size. On MySQL/MariaDB and SQLite, argsContains is checked on a window of the newest 10,000 candidate rows per call, so a page can hold fewer than 50 jobs with a nextCursor to continue.',
+      'p50 / p95 ratio = the large size ÷ 10,000 rows; near 1 means flat.',
     ],
   };
 }
 
+/**
+ * Bulk rows: finished ones in `count / PER_TENANT` tenants t0, t1, … (round robin, so each
+ * tenant's rows are spread over the whole table), ready ones in tenants r0–r99, which no query asks for.
+ */
 async function fill(probe: Probe, dialect: Dialect, count: number, kind: 'finished' | 'ready'): Promise<void> {
   const g = dialect === 'mysql' ? 'seq' : 'g';
+  const tenants = kind === 'ready' ? 100 : count / PER_TENANT;
+  const prefix = kind === 'ready' ? 'r' : 't';
   const cat = (...parts: string[]) => (dialect === 'mysql' ? `CONCAT(${parts.join(', ')})` : parts.join(' || '));
   const now = dialect === 'postgres' ? 'now()' : dialect === 'mysql' ? 'UTC_TIMESTAMP(3)' : `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
   const state = kind === 'ready' ? `'ready'` : `CASE WHEN ${g} % 20 = 0 THEN 'failed' ELSE 'done' END`;
   const error = kind === 'ready' ? 'NULL' : `CASE WHEN ${g} % 20 = 0 THEN 'boom' ELSE NULL END`;
   const finished = kind === 'ready' ? 'NULL' : now;
   const cols = `type, args, state, group_key, weight, priority, run_after, attempts, max_attempts, last_error, created_at, started_at, finished_at, updated_at`;
-  const vals = `${cat(`'type'`, `(${g} % 10)`)}, ${cat(`'{"tenant":"t'`, `(${g} % 1000)`, `'","n":'`, `${g}`, `'}'`)}, ${state}, ${cat(`'t'`, `(${g} % 1000)`)},
+  const vals = `${cat(`'type'`, `(${g} % 10)`)}, ${cat(`'{"tenant":"${prefix}'`, `(${g} % ${tenants})`, `'","n":'`, `${g}`, `'}'`)}, ${state}, ${cat(`'${prefix}'`, `(${g} % ${tenants})`)},
     1, 0, ${now}, 1, 3, ${error}, ${now}, ${finished}, ${finished}, ${now}`;
   if (dialect === 'postgres') {
     await probe.query(`INSERT INTO jobs (${cols}) SELECT ${vals} FROM generate_series(1, $1) g`, [count]);
