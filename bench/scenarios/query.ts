@@ -6,12 +6,13 @@
  * state+type, by group, by argsContains, the next page by cursor, and getGraph of the
  * 1,000-node graph. Every query returns the same rows at both sizes (a tenant has as many jobs in
  * a big table as in a small one: there are more tenants), so the ratio shows what the table's
- * size costs. With --runs=N, the whole measurement N times, reporting the median of the p50s
- * and of the p95s and the ratio of those medians.
+ * size costs. Both tables exist at once and their calls alternate, so a shared machine's load
+ * falls on both sizes alike. With --runs=N, the whole measurement N times, reporting the median
+ * of the p50s and of the p95s and the ratio of those medians.
  */
 import type { Dialect, FindResult, JobFilter } from 'nestjs-sql-job-queue';
 import { FailureLog } from '../lib/correctness';
-import { withDatabase, type Probe } from '../lib/databases';
+import { withDatabase, type BenchDatabase, type Probe } from '../lib/databases';
 import { num, ratio } from '../lib/format';
 import { analyze } from '../lib/ours/filler';
 import { bootEnqueuer, type OurApp } from '../lib/ours/our-app';
@@ -53,47 +54,42 @@ export const queryScenario: Scenario = {
     const fillMs = new Map<string, number>();
     for (let run = 1; run <= ctx.config.runs; run++) {
       for (const dialect of DIALECTS) {
-        // Alternate which size goes first: the first database of a run meets a colder process.
-        for (const size of run % 2 ? sizes : [...sizes].reverse()) {
-          const what = `${dialect} ${num(size)} finished, run ${run}/${ctx.config.runs}`;
-          try {
-            await withDatabase(dialect, async (db) => {
-              const app = await bootEnqueuer(dialect, db.location);
+        const what = `${dialect}, run ${run}/${ctx.config.runs}`;
+        try {
+          // Both tables at once, their calls interleaved: the machine's load then falls on both
+          // sizes alike, and the ratio shows the table's size rather than when each was timed.
+          await withDatabase(dialect, (small) =>
+            withDatabase(dialect, async (large) => {
+              const tables: FilledTable[] = [];
               try {
-                const probe = await db.probe();
-                const t0 = Date.now();
-                await fill(probe, dialect, size, 'finished');
-                await fill(probe, dialect, READY, 'ready');
-                const graph = await app.queue.enqueueGraph([
-                  { ref: 'root', type: 'noop' },
-                  ...Array.from({ length: 998 }, (_, i) => ({ ref: `m${i}`, type: 'noop', dependsOn: ['root'] })),
-                  { ref: 'sink', type: 'noop', dependsOn: Array.from({ length: 998 }, (_, i) => `m${i}`) },
-                ]);
-                await analyze(probe, dialect);
-                fillMs.set(`${dialect}:${size}`, Date.now() - t0);
-                const first: FindResult = await app.queue.find(byStateType, { limit: PAGE });
-                if (!first.nextCursor) throw new Error('no second page of state+type');
-                cursors.set(app, first.nextCursor);
+                for (const [size, db] of [[sizes[0], small], [sizes[1], large]] as const) {
+                  tables.push(await prepare(dialect, size, db, fillMs));
+                }
                 for (const q of QUERIES) {
-                  const times: number[] = [];
-                  let rows = 0;
+                  const times = tables.map((): number[] => []);
+                  const rows = tables.map(() => 0);
                   for (let i = 0; i < samples + 3; i++) {
-                    const t = performance.now();
-                    rows = await q.run(app, graph.root);
-                    if (i >= 3) times.push(performance.now() - t); // 3 warm-up calls
+                    // Which size goes first alternates, call by call.
+                    for (const k of i % 2 ? [1, 0] : [0, 1]) {
+                      const t = performance.now();
+                      rows[k] = await q.run(tables[k].app, tables[k].graphRoot);
+                      if (i >= 3) times[k].push(performance.now() - t); // 3 warm-up calls
+                    }
                   }
-                  const r = { p50: percentile(times, 50), p95: percentile(times, 95), rows };
-                  const key = `${dialect}:${size}:${q.key}`;
-                  samplesOf.set(key, [...(samplesOf.get(key) ?? []), r]);
-                  ctx.progress(`${what}: ${q.label}: p50 ${num(r.p50, 2)} ms, p95 ${num(r.p95, 2)} ms, ${rows} rows`);
+                  tables.forEach((table, k) => {
+                    const r = { p50: percentile(times[k], 50), p95: percentile(times[k], 95), rows: rows[k] };
+                    const key = `${dialect}:${table.size}:${q.key}`;
+                    samplesOf.set(key, [...(samplesOf.get(key) ?? []), r]);
+                    ctx.progress(`${what}, ${num(table.size)} finished: ${q.label}: p50 ${num(r.p50, 2)} ms, p95 ${num(r.p95, 2)} ms, ${r.rows} rows`);
+                  });
                 }
               } finally {
-                await app.close();
+                for (const t of tables) await t.app.close();
               }
-            });
-          } catch (err) {
-            failures.add(what, [(err as Error).message]);
-          }
+            }),
+          );
+        } catch (err) {
+          failures.add(what, [(err as Error).message]);
         }
       }
     }
@@ -108,7 +104,8 @@ export const queryScenario: Scenario = {
         `finished rows by bulk SQL: 10 types (type0–type9), N / ${PER_TENANT} groups (t0, t1, …) of ${PER_TENANT} rows each, round robin, with args {"tenant": group, "n": i}; every 20th failed (all of type0), the rest done`,
         `${num(READY)} ready rows of the same shape in 100 other groups (r0–r99); one 1,000-node fan-out/fan-in graph through enqueueGraph; then VACUUM ANALYZE / ANALYZE TABLE / ANALYZE`,
         `every query returns the same rows at both sizes: t42's ${PER_TENANT} rows are spread over the whole table (every N / ${PER_TENANT}th row), so a page reads 50 rows far apart`,
-        `${ctx.config.runs} run(s) of the whole measurement, the smaller table first in odd runs and last in even ones; the table shows the median over runs of each p50 and p95`,
+        `both tables filled side by side (two databases, two apps in the bench process) and their calls interleaved, small then large, then large then small, so the machine's load falls on both alike`,
+        `${ctx.config.runs} run(s) of the whole measurement; the table shows the median over runs of each p50 and p95`,
         `${samples} timed calls per query after 3 warm-up calls, one enqueue-only app in the bench process; page size ${PAGE}`,
         `filters: state 'failed' + type 'type0'; group 't42'; argsContains { tenant: 't42' }; the next page of state+type by cursor`,
       ],
@@ -117,6 +114,38 @@ export const queryScenario: Scenario = {
     };
   },
 };
+
+/** One filled table and the app that queries it. */
+interface FilledTable {
+  size: number;
+  app: OurApp;
+  graphRoot: number;
+}
+
+/** Boots an app on `db`, fills it (`size` finished, the ready rows, the 1,000-node graph) and analyzes it. */
+async function prepare(dialect: Dialect, size: number, db: BenchDatabase, fillMs: Map<string, number>): Promise<FilledTable> {
+  const app = await bootEnqueuer(dialect, db.location);
+  try {
+    const probe = await db.probe();
+    const t0 = Date.now();
+    await fill(probe, dialect, size, 'finished');
+    await fill(probe, dialect, READY, 'ready');
+    const graph = await app.queue.enqueueGraph([
+      { ref: 'root', type: 'noop' },
+      ...Array.from({ length: 998 }, (_, i) => ({ ref: `m${i}`, type: 'noop', dependsOn: ['root'] })),
+      { ref: 'sink', type: 'noop', dependsOn: Array.from({ length: 998 }, (_, i) => `m${i}`) },
+    ]);
+    await analyze(probe, dialect);
+    fillMs.set(`${dialect}:${size}`, Date.now() - t0);
+    const first: FindResult = await app.queue.find(byStateType, { limit: PAGE });
+    if (!first.nextCursor) throw new Error('no second page of state+type');
+    cursors.set(app, first.nextCursor);
+    return { size, app, graphRoot: graph.root };
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+}
 
 function table(sizes: number[], samples: number, runs: number, results: Map<string, { p50: number; p95: number; rows: number }>, fillMs: Map<string, number>): Table {
   const rows: string[][] = [];
