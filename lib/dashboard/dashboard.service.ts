@@ -5,7 +5,7 @@ import type { Row } from '../database/sql-executor';
 import { InvalidQueryError } from '../errors/query.errors';
 import { JobQueueService } from '../job-queue.service';
 import type { JobState } from '../job.types';
-import { graphEdges, walkGraph } from '../query/graph-walk';
+import { graphEdges, walkJobGraph } from '../query/graph-walk';
 import { GRAPH_CHUNK } from '../query/job-graph.sql';
 import { JOB_STATES } from '../query/job-filter';
 import { findPage } from '../query/read-page';
@@ -189,7 +189,7 @@ export class DashboardService {
    * 1,000 boxes and no edge.
    */
   private async readGraph(id: number) {
-    const { ids, truncated } = await walkGraph(this.db, id, MAX_DASHBOARD_GRAPH_NODES);
+    const { ids, truncated } = await walkJobGraph(this.db, id, MAX_DASHBOARD_GRAPH_NODES);
     const nodes: GraphNodeView[] = [];
     for (let i = 0; i < ids.length; i += GRAPH_CHUNK) {
       const { rows } = await this.db.run(graphNodeSummaries(ids.slice(i, i + GRAPH_CHUNK)));

@@ -3,7 +3,7 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import { toJobRecord, toJobView } from '../database/job-row';
 import { InvalidQueryError } from '../errors/query.errors';
 import type { JobView } from '../job.types';
-import { graphEdges, MAX_GRAPH_NODES, walkGraph } from './graph-walk';
+import { graphEdges, MAX_GRAPH_NODES, walkJobGraph } from './graph-walk';
 import { GRAPH_CHUNK, graphNodesStatement } from './job-graph.sql';
 import type { FindOptions, FindResult, JobFilter } from './job-filter';
 import { findPage } from './read-page';
@@ -33,7 +33,7 @@ export class JobQueryService {
   /** The connected graph of a job (see `walkGraph`), every node read, stopping at `MAX_GRAPH_NODES`. */
   async getGraph(id: number): Promise<JobGraph> {
     if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new InvalidQueryError('id', 'a positive integer', id);
-    const { ids, truncated } = await walkGraph(this.db, id);
+    const { ids, truncated } = await walkJobGraph(this.db, id);
     const nodes: JobView[] = [];
     for (let i = 0; i < ids.length; i += GRAPH_CHUNK) {
       const { rows } = await this.db.run(graphNodesStatement(this.db.dialect, ids.slice(i, i + GRAPH_CHUNK)));
