@@ -36,10 +36,13 @@ export function graphReachStatement(d: SqlDialect, seeds: readonly ReachSeed[]):
   const div = sql.raw(d.name === 'mysql' ? 'DIV' : '/');
   const max = sql.raw(d.name === 'mysql' ? 'GREATEST' : 'MAX');
   // One recursive part per relation (MySQL and SQLite take several, each naming the walk once).
-  // SQLite would read a job's parent by scanning the partial parent index (`parent_id <> prev`
-  // matches its WHERE) for every row of the walk: NOT INDEXED leaves it the rowid lookup.
+  // The walk's row comes first (CROSS JOIN in SQLite, STRAIGHT_JOIN in MySQL fix the order):
+  // with statistics of small tables SQLite scanned job_deps and the parent index for each row.
+  // And SQLite would read a job's parent by scanning the partial parent index (`parent_id <>
+  // prev` matches its WHERE): NOT INDEXED leaves it the rowid lookup.
+  const join = sql.raw(d.name === 'mysql' ? 'STRAIGHT_JOIN' : 'CROSS JOIN');
   const step = (neighbour: string, from: string, on: string) => sql`SELECT ${sql.raw(neighbour)}, w.id, w.depth + 1, (w.budget - 1) ${div} ${max}(w.deg - 1, 1), ${deg(neighbour)}
-    FROM walk w JOIN ${sql.raw(from)} ON ${sql.raw(on)} = w.id
+    FROM walk w ${join} ${sql.raw(from)} ON ${sql.raw(on)} = w.id
     WHERE w.depth < ${sql.raw(String(REACH_DEPTH))} AND w.budget > w.deg AND ${sql.raw(neighbour)} <> w.prev`;
   return sql`WITH RECURSIVE seeds (id, prev, budget) AS (${seedRows}),
     walk (id, prev, depth, budget, deg) AS (
@@ -76,9 +79,9 @@ const CAP = String(REACH_BUDGET);
 function limitedDegree(job: string): Sql {
   const j = sql.raw(job);
   const cap = sql.raw(CAP);
-  return sql`((SELECT COUNT(*) FROM (SELECT 1 FROM job_deps x WHERE x.job_id = ${j} LIMIT ${cap}) a)
-    + (SELECT COUNT(*) FROM (SELECT 1 FROM job_deps x WHERE x.depends_on_id = ${j} LIMIT ${cap}) b)
-    + (SELECT COUNT(*) FROM (SELECT 1 FROM jobs x WHERE x.parent_id = ${j} LIMIT ${cap}) c)
+  return sql`((SELECT COUNT(*) FROM (SELECT 1 FROM job_deps x WHERE x.job_id = ${j} LIMIT ${cap}) ups)
+    + (SELECT COUNT(*) FROM (SELECT 1 FROM job_deps x WHERE x.depends_on_id = ${j} LIMIT ${cap}) downs)
+    + (SELECT COUNT(*) FROM (SELECT 1 FROM jobs x WHERE x.parent_id = ${j} LIMIT ${cap}) kids)
     + (SELECT COUNT(x.parent_id) FROM jobs x WHERE x.id = ${j}))`;
 }
 

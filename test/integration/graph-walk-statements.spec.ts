@@ -2,7 +2,7 @@ import type { GraphNode } from '../../lib';
 import type { Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { skewedListChunk } from '../../lib/database/in-chunks';
-import { noJitStatement, REACH_BUDGET } from '../../lib/query/graph-reach.sql';
+import { graphReachStatement, noJitStatement, REACH_BUDGET } from '../../lib/query/graph-reach.sql';
 import { walkGraph } from '../../lib/query/graph-walk';
 import { GRAPH_CHUNK, neighboursStatement } from '../../lib/query/job-graph.sql';
 import { buildReportGraph } from '../../sample-app/reports/report.graph';
@@ -153,3 +153,25 @@ describeDialects('getGraph walk: few statements on long thin graphs, the same no
     await walk(lad.b10, 500);
   });
 });
+
+describeDialects(
+  'getGraph walk: the plan of a reach statement',
+  (db) => {
+    let app: QueueApp;
+    beforeAll(async () => {
+      app = await startQueueApp(db, { worker: false, externalTypes: ['n'] });
+    });
+    afterAll(() => app?.close());
+
+    it('reads every relation by index or rowid: no scan of jobs or job_deps per row of the walk', async () => {
+      // SQLite read a job's parent by scanning the partial parent index (its WHERE matched `parent_id <> prev`).
+      const ids = await app.queue.enqueueGraph([{ ref: 'box', type: 'n' }, { ref: 'a', type: 'n', parent: 'box' }, { ref: 'b', type: 'n', dependsOn: ['a'] }]);
+      await app.rows('ANALYZE');
+      const { text, params } = graphReachStatement(app.db.dialect, [{ id: ids.a, prev: 0, budget: 64 }]).render('sqlite');
+      const plan = (await app.rows(`EXPLAIN QUERY PLAN ${text}`, params)).map((r) => String(r.detail));
+      expect(plan.filter((l) => /^SEARCH (x|d|c|p) /.test(l)).length).toBeGreaterThanOrEqual(4);
+      expect(plan.filter((l) => /^SCAN (x|d|c|p|jobs|job_deps)\b/.test(l))).toEqual([]);
+    });
+  },
+  ['sqlite'],
+);

@@ -4,6 +4,7 @@ import type { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import { cancelJobs } from '../../lib/finalize/cancel.sql';
 import { cascade } from '../../lib/finalize/cascade.sql';
 import { retryJobs } from '../../lib/finalize/retry.sql';
+import { walkGraph } from '../../lib/query/graph-walk';
 import { JobQueryService } from '../../lib/query/job-query.service';
 import { removeFinishedJobs } from '../../lib/sweeps/retention.sql';
 import { describeDialects } from '../support/describe-dialects';
@@ -74,6 +75,25 @@ describeDialects(
       expect(reads.filter((r) => r.column === 'parent_id').reduce((n, r) => n + r.values, 0)).toBeGreaterThanOrEqual(4 * 300);
       expect(reads.every((r) => r.access.length > 0)).toBe(true);
       expect(fullReads(reads)).toEqual([]);
+    }, 120_000);
+
+    it("getGraph's reach statements (several levels each) read every relation through an index", async () => {
+      // A chain of 100 containers, each holding one job: every relation of the walk is used.
+      const nodes = [];
+      for (let i = 0; i < 100; i++) nodes.push({ ref: `b${i}`, type: 'n', dependsOn: i ? [`b${i - 1}`] : [] }, { ref: `j${i}`, type: 'n', parent: `b${i}` });
+      const ids = await app.queue.enqueueGraph(nodes);
+      await app.rows('ANALYZE TABLE jobs, job_deps');
+      statements.length = 0;
+      expect((await walkGraph(recorder, ids.j50)).ids).toHaveLength(200);
+      const reach = statements.splice(0).filter((s) => s.text.startsWith('WITH RECURSIVE'));
+      expect(reach.length).toBeGreaterThan(0);
+      for (const { text, params } of reach) {
+        const plan = (await app.dataSource.query(`EXPLAIN ${text}`, params)) as Array<{ table: string | null; type: string | null }>;
+        // The walk's and the seeds' own rows (`<derived…>`) are read whole by design.
+        const tables = plan.filter((p) => p.table && !p.table.startsWith('<'));
+        expect(tables.length).toBeGreaterThan(0);
+        expect(tables.filter((p) => /^(ALL|index)$/.test(String(p.type))).map((p) => `${p.table}:${p.type}`)).toEqual([]);
+      }
     }, 120_000);
 
     it('a finalize batch of 500 done jobs counts down and cascades through the index', async () => {
