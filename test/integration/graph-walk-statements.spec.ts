@@ -163,7 +163,7 @@ describeDialects(
     });
     afterAll(() => app?.close());
 
-    it('reads every relation by index or rowid: no scan of jobs or job_deps per row of the walk', async () => {
+    it('reach statements and rounds read every relation by index or rowid: no scan of jobs or job_deps', async () => {
       // SQLite read a job's parent by scanning the partial parent index (its WHERE matched `parent_id <> prev`).
       const ids = await app.queue.enqueueGraph([{ ref: 'box', type: 'n' }, { ref: 'a', type: 'n', parent: 'box' }, { ref: 'b', type: 'n', dependsOn: ['a'] }]);
       await app.rows('ANALYZE');
@@ -171,6 +171,10 @@ describeDialects(
       const plan = (await app.rows(`EXPLAIN QUERY PLAN ${text}`, params)).map((r) => String(r.detail));
       expect(plan.filter((l) => /^SEARCH (x|d|c|p) /.test(l)).length).toBeGreaterThanOrEqual(4);
       expect(plan.filter((l) => /^SCAN (x|d|c|p|jobs|job_deps)\b/.test(l))).toEqual([]);
+      // A round's parents are read by id too, not by a range over every job that has a parent.
+      const round = neighboursStatement([ids.a, ids.b]).render('sqlite');
+      const roundPlan = (await app.rows(`EXPLAIN QUERY PLAN ${round.text}`, round.params)).map((r) => String(r.detail));
+      expect(roundPlan.filter((l) => /^SCAN|parent_id>/.test(l))).toEqual([]);
     });
   },
   ['sqlite'],
