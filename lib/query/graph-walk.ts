@@ -61,7 +61,7 @@ export async function walkGraph(db: SqlExecutor, id: number, maxNodes = MAX_GRAP
   let wasNarrow = true;
   let roundsFirst = 0;
   const step = Math.min(GRAPH_CHUNK, skewedListChunk(db.dialect)); // the neighbours include parent_id and depends_on_id lists
-  /** Adds a level's new jobs in order, up to maxNodes; returns those added. */
+  /** Adds a level's new jobs to `next` in order, up to maxNodes (then `truncated`). */
   const take = (found: readonly number[], next: number[]) => {
     for (const n of found) {
       if (seen.has(n)) continue;
