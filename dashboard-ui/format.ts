@@ -26,13 +26,21 @@ export function badge(state: JobState): HTMLElement {
   return h('span', { class: `badge st-${state}` }, state);
 }
 
+/** Code points in a (shown, so bounded) text: an emoji is one character, not two UTF-16 units. */
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 /** A bounded text: the text, and a visible note when the server cut it. */
 export function boundedBlock(b: Bounded, cls = 'code'): HTMLElement {
   return h(
     'div',
     {},
     h('pre', { class: cls }, b.text),
-    b.truncated ? h('p', { class: 'note' }, `Truncated: ${b.length.toLocaleString()} characters in total, the first ${(b.text.length - 13).toLocaleString()} shown.`) : null,
+    // Both counts in characters (code points), as the server counts `length`; the marker is 13.
+    b.truncated ? h('p', { class: 'note' }, `Truncated: ${b.length.toLocaleString()} characters in total, the first ${(codePoints(b.text) - 13).toLocaleString()} shown.`) : null,
   );
 }
 

@@ -2,17 +2,47 @@
 export interface BoundedText {
   text: string;
   truncated: boolean;
-  /** Length of the whole text in characters (before truncation). */
+  /**
+   * Length of the whole text (before truncation) in characters, i.e. Unicode code points: an
+   * emoji counts one, as SQL's `char_length` counts it (JavaScript's `String.length` counts two).
+   */
   length: number;
 }
 
 /** Marker appended to every truncated text, so a cut value never passes for the whole one. */
 export const TRUNCATION_MARKER = '… [truncated]';
 
-/** `text` cut to `max` characters (pure). */
+/**
+ * `text` cut to `max` characters (code points, so a cut never splits a surrogate pair; pure).
+ * The count of a long text is one pass over its UTF-16 units, not an array of its characters.
+ */
 export function boundText(text: string, max: number): BoundedText {
-  if (text.length <= max) return { text, truncated: false, length: text.length };
-  return { text: text.slice(0, max) + TRUNCATION_MARKER, truncated: true, length: text.length };
+  const end = codePointOffset(text, max);
+  if (end >= text.length) return { text, truncated: false, length: codePoints(text) };
+  return { text: text.slice(0, end) + TRUNCATION_MARKER, truncated: true, length: codePoints(text) };
+}
+
+/** Code points in `text`: its UTF-16 units less one per surrogate pair (a lone surrogate counts one). */
+export function codePoints(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i + 1 < text.length; i++) {
+    if ((text.charCodeAt(i) & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      pairs++;
+      i++;
+    }
+  }
+  return text.length - pairs;
+}
+
+/** The UTF-16 offset after the first `n` code points of `text` (its length if it has fewer). */
+function codePointOffset(text: string, n: number): number {
+  let i = 0;
+  for (let k = 0; k < n && i < text.length; k++) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    i += pair ? 2 : 1;
+  }
+  return i;
 }
 
 /**
@@ -36,10 +66,11 @@ export function previewJson(value: unknown, max: number): BoundedText {
 
 /**
  * The same from a text's first characters as SQL read them (`substr`, at least `max + 1` of them
- * when there are more) and its full length there: the whole value never leaves the database.
+ * when there are more) and its full length there (`char_length`, code points, as `boundText`
+ * counts): the whole value never leaves the database.
  */
 export function boundHead(head: string, length: number, max: number): BoundedText {
-  const chars = Array.from(head); // SQL counts code points: never cut a surrogate pair in two
-  if (chars.length <= max) return { text: head, truncated: false, length: head.length };
-  return { text: chars.slice(0, max).join('') + TRUNCATION_MARKER, truncated: true, length };
+  const end = codePointOffset(head, max);
+  if (end >= head.length) return { text: head, truncated: false, length: codePoints(head) };
+  return { text: head.slice(0, end) + TRUNCATION_MARKER, truncated: true, length };
 }

@@ -1,5 +1,5 @@
 import { DASHBOARD_OPTIONS } from '../../lib/dashboard/dashboard.constants';
-import { boundJson, boundText, TRUNCATION_MARKER } from '../../lib/dashboard/bounded-text';
+import { boundHead, boundJson, boundText, codePoints, TRUNCATION_MARKER } from '../../lib/dashboard/bounded-text';
 import { checkSameOrigin } from '../../lib/dashboard/dashboard-action.guard';
 import { dashboardPage, escapeHtml, requestBase } from '../../lib/dashboard/dashboard-page';
 import { parseJobsQuery } from '../../lib/dashboard/dashboard-query';
@@ -69,6 +69,21 @@ describe('bounded text', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     expect(boundJson(cyclic, 100).text).toBe('[object Object]');
+  });
+
+  it('counts characters (code points) whether cut or not, and never cuts a surrogate pair', () => {
+    // Cut or not, a cell, a job field and a row read by SQL agree: an emoji is one character.
+    expect(boundText('😀😀', 2)).toEqual({ text: '😀😀', truncated: false, length: 2 });
+    expect(boundText('😀😀😀', 2)).toEqual({ text: '😀😀' + TRUNCATION_MARKER, truncated: true, length: 3 });
+    expect(boundText('a😀b', 2)).toEqual({ text: 'a😀' + TRUNCATION_MARKER, truncated: true, length: 3 });
+    expect(boundHead('😀😀', 2, 2)).toEqual({ text: '😀😀', truncated: false, length: 2 });
+    expect(boundHead('😀😀😀', 1_000_000, 2)).toEqual({ text: '😀😀' + TRUNCATION_MARKER, truncated: true, length: 1_000_000 });
+    // A lone surrogate (stored texts never hold one, but a value may) counts one and stays whole.
+    expect(boundText('\ud800x', 1)).toEqual({ text: '\ud800' + TRUNCATION_MARKER, truncated: true, length: 2 });
+    expect(codePoints('😀'.repeat(1_000) + 'é')).toBe(1_001);
+    // A megabyte of emoji is counted in one pass and cut at its 1,000th character.
+    const big = boundText('😀'.repeat(512 * 1024), 1_000);
+    expect([big.length, Array.from(big.text.slice(0, -TRUNCATION_MARKER.length)).length]).toEqual([512 * 1024, 1_000]);
   });
 });
 
