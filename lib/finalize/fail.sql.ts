@@ -1,9 +1,8 @@
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
+import { storableErrorText } from './error-text';
 import { toSettled, type SettledJob } from './settled-job';
-
-export const MAX_ERROR_LENGTH = 8_000;
 
 export interface FailedAttempt {
   id: number;
@@ -37,7 +36,7 @@ export async function failAttempts(tx: SqlExecutor, items: FailedAttempt[], guar
       sql`state = CASE WHEN ${retry} THEN 'ready' ELSE 'failed' END,
         run_after = CASE WHEN ${retry} THEN ${d.addMs(now, item.retryDelayMs)} ELSE run_after END,
         finished_at = CASE WHEN ${retry} THEN NULL ELSE ${now} END,
-        last_error = ${item.error.slice(0, MAX_ERROR_LENGTH)},
+        last_error = ${storableErrorText(item.error)},
         lease_owner = NULL, lease_expires = NULL, updated_at = ${now}`,
       sql`id = ${item.id} AND ${guard}`,
       sql`id, parent_id, attempts, max_attempts`,

@@ -14,7 +14,8 @@ import type { FollowUpClaimer } from './follow-up-claim';
 import { completeJobs, completedViewsPostgres, completeThenClaimPostgres, completeWithDependentsPostgres, type Completion } from './complete.sql';
 import type { JobView } from '../job.types';
 import type { SettledJob } from './settled-job';
-import { failAttempts, MAX_ERROR_LENGTH, type FailedAttempt } from './fail.sql';
+import { storableErrorText } from './error-text';
+import { failAttempts, type FailedAttempt } from './fail.sql';
 import { FollowUpFailed } from './follow-up-failed';
 import { GuardTurnedDown } from './guard-turned-down';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
@@ -388,6 +389,6 @@ function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
 /** What a pending outcome adds to its batch's statement. */
 function bytesOf(p: Pending): number {
   if (p.completion) return Buffer.byteLength(p.completion.resultJson, 'utf8') + (p.completion.carrier?.length ?? 0);
-  return Buffer.byteLength(p.failure!.error.slice(0, MAX_ERROR_LENGTH), 'utf8');
+  return Buffer.byteLength(storableErrorText(p.failure!.error), 'utf8');
 }
 

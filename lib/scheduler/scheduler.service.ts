@@ -7,6 +7,7 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { JobLifecycle } from '../events/job-lifecycle';
 import { FinalizeService, type FinalizeResult } from '../finalize/finalize.service';
+import { storableErrorText } from '../finalize/error-text';
 import type { FollowUpClaimer } from '../finalize/follow-up-claim';
 import { AttemptController } from '../handlers/attempt-controller';
 import { JobCancelledError, LeaseLostError, ShutdownAbortError } from '../handlers/job-abort.errors';
@@ -504,13 +505,16 @@ export class SchedulerService {
     // will end with this worker's claim (see tick).
     let writing: Promise<FinalizeResult> | undefined;
     let view: JobView | undefined;
+    let failure: string | undefined;
     if (outcome.kind === 'done') {
       writing = this.lifecycle.viewsCompleted
         ? this.finalizer.completeWithView(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier).then((w) => ((view = w.view), w.result))
         : this.finalizer.complete(job.id, outcome.resultJson, job.parentId, job.attempts, outcome.carrier);
     } else if (outcome.kind === 'failed') {
       const retryDelay = retryDelayMs(job.attempts, this.options.retryBackoff);
-      writing = this.finalizer.fail({ id: job.id, error: outcome.error, final: outcome.final, retryDelayMs: retryDelay });
+      // As stored, so that an event's `error` is the view's `lastError` (not a 1 MB message).
+      failure = storableErrorText(outcome.error);
+      writing = this.finalizer.fail({ id: job.id, error: failure, final: outcome.final, retryDelayMs: retryDelay });
     }
     // Results past one batch's worth hold slots until written (see freeSlots).
     const holdsSlot = this.finalizer.pending > Math.max(this.options.concurrency, this.options.prefetch);
@@ -518,7 +522,7 @@ export class SchedulerService {
     if (!writing) return;
     const written = await writing;
     if (this.lifecycle.active && written !== 'lost') {
-      const error = outcome.kind === 'failed' ? outcome.error : written === 'done' ? undefined : 'the database refused the result';
+      const error = failure ?? (written === 'done' ? undefined : 'the database refused the result');
       this.lifecycle.attemptEnded(job, written, durationMs, error, view);
     }
     // The written result may have been holding a slot (a cluster cap's, under `limits`), or made
