@@ -4,6 +4,7 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import { InvalidOptionError } from '../errors';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
+import { isTimerMs, MAX_TIMER_MS } from '../options/timer-ms';
 import { WorkerVitals } from '../scheduler/worker-vitals';
 import { readOldestReadyAgeMs } from '../stats/queue-stats.sql';
 import { healthVerdict } from './health-verdict';
@@ -35,6 +36,8 @@ export class JobQueueHealthIndicator {
     if (maxOldestReadyAgeMs !== undefined && !(Number.isFinite(maxOldestReadyAgeMs) && maxOldestReadyAgeMs >= 0)) {
       throw new InvalidOptionError('maxOldestReadyAgeMs', 'a non-negative number of ms', maxOldestReadyAgeMs);
     }
+    // NaN, 0 or more than 2^31 - 1 ms made the timer fire at once: "down" with the database up.
+    if (!isTimerMs(timeoutMs, 1)) throw new InvalidOptionError('timeoutMs', `an integer from 1 to ${MAX_TIMER_MS} (ms)`, timeoutMs);
     const session = this.health.check(key);
     let database: Parameters<typeof healthVerdict>[0]['database'];
     try {

@@ -7,6 +7,7 @@ import {
   type JobQueueModuleOptions,
   type ResolvedJobQueueOptions,
 } from '../job-queue.options';
+import { MAX_TIMER_MS } from './timer-ms';
 
 const KNOWN_OPTIONS = new Set<string>([
   'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'prefetch', 'limits', 'rateLimits',
@@ -17,7 +18,6 @@ const KNOWN_OPTIONS = new Set<string>([
   'workerId', 'retention', 'logging', 'events',
 ]);
 
-const MAX_TIMER_MS = 2_147_483_647; // setTimeout's ceiling
 const MiB = 1024 * 1024;
 
 /**

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JobQueueDatabase } from '../database/job-queue.database';
+import { InvalidOptionError } from '../errors';
 import { JobLifecycle } from '../events/job-lifecycle';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { JobContext } from '../handlers/job-context';
@@ -59,6 +60,8 @@ export class JobQueueTester {
    */
   async drain(options: DrainOptions = {}): Promise<Record<string, number>> {
     const timeoutMs = options.timeoutMs ?? 10_000;
+    // A NaN deadline is never passed: drain() would wait forever for a handler that never resolves.
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new InvalidOptionError('drain.timeoutMs', 'a non-negative number of ms', timeoutMs);
     const deadline = Date.now() + timeoutMs;
     const events = this.moduleRef.get(JobQueueEvents, { strict: false });
     for (;;) {

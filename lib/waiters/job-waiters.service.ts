@@ -10,6 +10,7 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { JobView } from '../job.types';
 import { SETTLED_CHANNEL } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
+import { isTimerMs, MAX_TIMER_MS } from '../options/timer-ms';
 import { WAITER_CHUNK } from './id-chunks';
 import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 import { forEachPayloadId } from './settled-payload';
@@ -78,8 +79,9 @@ export class JobWaiters {
   wait(id: number, options: WaitForOptions = {}): Promise<JobView> {
     assertId(id);
     const timeoutMs = options.timeoutMs;
-    if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 0)) {
-      throw new InvalidJobError('timeoutMs', 'a non-negative integer', timeoutMs);
+    // A timer of more than 2^31 - 1 ms fires at once: a 30-day wait rejected after 1 ms.
+    if (timeoutMs !== undefined && !isTimerMs(timeoutMs)) {
+      throw new InvalidJobError('timeoutMs', `an integer from 0 to ${MAX_TIMER_MS} (ms)`, timeoutMs);
     }
     return new Promise((resolve, reject) => {
       const entry = this.add(id, { settled: resolve, failed: reject });

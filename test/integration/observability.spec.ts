@@ -3,7 +3,7 @@ import { Controller, Get, Injectable, Module, type DynamicModule, type INestAppl
 import { NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Registry } from 'prom-client';
-import { JobContext, JobHandler, JobQueueModule, JobQueueService, type JobQueueModuleOptions } from '../../lib';
+import { InvalidOptionError, JobContext, JobHandler, JobQueueModule, JobQueueService, type JobQueueModuleOptions } from '../../lib';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import { JobQueueHealthIndicator, JobQueueHealthModule } from 'nestjs-sql-job-queue/health';
 import { JobQueueMetrics, JobQueueMetricsModule } from 'nestjs-sql-job-queue/metrics';
@@ -149,6 +149,13 @@ describeDialects('metrics and health over HTTP', (db) => {
       refuse.mockRestore();
       const again = (await (await fetch(`${base}/health`)).json()) as Health;
       expect(again.details.jobQueue.status).toBe('up');
+
+      // A timeout a timer cannot wait (NaN, 0, past 2^31 - 1 ms: it fired after 1 ms) is refused, not reported as down.
+      const indicator = app.get(JobQueueHealthIndicator);
+      for (const timeoutMs of [2 ** 31, 30 * 24 * 3_600_000, NaN, 0]) {
+        await expect(indicator.isHealthy('jobQueue', { timeoutMs })).rejects.toBeInstanceOf(InvalidOptionError);
+      }
+      expect(await indicator.isHealthy('jobQueue', { timeoutMs: 2 ** 31 - 1 })).toMatchObject({ jobQueue: { status: 'up' } });
     } finally {
       await app.close();
     }

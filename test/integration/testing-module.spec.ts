@@ -3,7 +3,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService } from '../../lib';
+import { InvalidOptionError, JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService } from '../../lib';
 import {
   DrainStuckError,
   DrainTimeoutError,
@@ -90,6 +90,9 @@ describe('[sqlite] JobQueueTestingModule', () => {
       await expect(tester.drain()).rejects.toThrow(/paused \(queue\.resume\(\) it\)/);
       await queue.resume({ group: 'acme' });
       await tester.drain();
+
+      // A timeout that is not a number of ms is refused (a NaN deadline never passed: drain() hung).
+      for (const timeoutMs of [NaN, -1, '300' as never]) await expect(tester.drain({ timeoutMs })).rejects.toBeInstanceOf(InvalidOptionError);
 
       await queue.enqueue({ type: 'hang' });
       const timedOut = await tester.drain({ timeoutMs: 300 }).catch((e) => e);

@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { Injectable, Logger } from '@nestjs/common';
-import { JobHandler, JobNotFoundError, JobWaiters, WaitForShutdownError, WaitForTimeoutError, type GraphNode } from '../../lib';
+import { InvalidJobError, JobHandler, JobNotFoundError, JobWaiters, WaitForShutdownError, WaitForTimeoutError, type GraphNode } from '../../lib';
 import { sql } from '../../lib/database/sql';
 import { describeDialects } from '../support/describe-dialects';
 import { installProbes } from '../support/probe-tables';
@@ -199,7 +199,16 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
 
       await expect(app.queue.waitFor(987_654_321)).rejects.toBeInstanceOf(JobNotFoundError);
       await expect(app.queue.waitFor(0)).rejects.toThrow(/"id" must be a positive integer/);
-      await expect(app.queue.waitFor(future[0], { timeoutMs: -1 })).rejects.toThrow(/"timeoutMs" must be a non-negative integer/);
+      // Past setTimeout's ceiling a timer fires after 1 ms: a 30-day wait rejected at once.
+      for (const timeoutMs of [2 ** 31, 30 * 24 * HOUR]) {
+        await expect(app.queue.waitFor(future[0], { timeoutMs })).rejects.toBeInstanceOf(InvalidJobError);
+      }
+      await expect(app.queue.waitFor(future[0], { timeoutMs: -1 })).rejects.toThrow(/"timeoutMs" must be an integer from 0 to 2147483647/);
+      expect(waiters.counters().pending).toBe(0);
+      const longest = app.queue.waitFor(future[0], { timeoutMs: 2 ** 31 - 1 });
+      longest.catch(() => undefined); // rejected by app.close() below
+      await new Promise((r) => setTimeout(r, 100));
+      expect(waiters.counters().pending).toBe(1);
 
       // A job removed while waited for (retention, or by hand) fails its waiter at the next poll.
       const [removed] = await enqueueMany(app, 1, () => ({ type: 'noop', runAfter: new Date(Date.now() + HOUR) }));
@@ -208,7 +217,7 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
       await new Promise((r) => setTimeout(r, 50));
       await app.db.run(sql`DELETE FROM jobs WHERE id = ${removed}`);
       await expect(waiting).rejects.toBeInstanceOf(JobNotFoundError);
-      expect(waiters.counters().pending).toBe(0);
+      expect(waiters.counters().pending).toBe(1); // the 24.8-day wait
     } finally {
       await app.close();
     }
