@@ -11,6 +11,7 @@ import type { JobView } from '../job.types';
 import { SETTLED_CHANNEL } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
 import { isTimerMs, MAX_TIMER_MS } from '../options/timer-ms';
+import { copyView } from './copy-view';
 import { WAITER_CHUNK } from './id-chunks';
 import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 import { forEachPayloadId } from './settled-payload';
@@ -345,7 +346,15 @@ export class JobWaiters {
     // Each caller gets its own object: one of them mutating its view must not change another's.
     entries.forEach((entry, i) => {
       clearTimeout(entry.timer);
-      entry.settled(i === 0 ? job : structuredClone(job));
+      let view: JobView;
+      try {
+        view = i === 0 ? job : copyView(job);
+      } catch (err) {
+        // A result nested too deep to copy (RangeError): this waiter fails, the others still settle.
+        entry.failed(err as Error);
+        return;
+      }
+      entry.settled(view);
     });
   }
 

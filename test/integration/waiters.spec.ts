@@ -1,4 +1,6 @@
 import { jest } from '@jest/globals';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { Injectable, Logger } from '@nestjs/common';
 import { InvalidJobError, JobHandler, JobNotFoundError, JobWaiters, WaitForShutdownError, WaitForTimeoutError, type GraphNode } from '../../lib';
 import { sql } from '../../lib/database/sql';
@@ -15,6 +17,15 @@ class LocalJobs {
   @JobHandler('local')
   async local(args: { n: number }): Promise<{ n: number }> {
     return { n: args.n };
+  }
+
+  /** Released by the test once its waiters are registered. */
+  static bigGate: Promise<void> = Promise.resolve();
+
+  @JobHandler('local-big')
+  async big(args: { mb: number }): Promise<{ report: { text: string; pages: number[] } }> {
+    await LocalJobs.bigGate;
+    return { report: { text: 'r'.repeat(args.mb * 1024 * 1024), pages: [1, 2, 3] } };
   }
 
   /** Called when a `local-slow` handler starts (a claim's `running` row is written before its handler runs). */
@@ -53,6 +64,12 @@ function recordLogs(): { lines: string[]; stop(): void } {
     });
   });
   return { lines, stop: () => spies.forEach((spy) => spy.mockRestore()) };
+}
+
+/** A full garbage collection on demand (Jest's workers run without --expose-gc). */
+function collector(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
 }
 
 /** Settles every promise, keeping outcomes in order. */
@@ -140,6 +157,43 @@ describeDialects('waitFor: one shared watcher per process', (db) => {
       process.stdout.write(`[${db.dialect}] 10,100 waiters: ${JSON.stringify(c)}\n`);
     } finally {
       worker.kill();
+      await app.close();
+    }
+  });
+
+  it('500 waiters of one job with a 1 MB result each get their own view, without a copy of the result text each', async () => {
+    const WAITERS = 500;
+    const app = await startQueueApp(db, { pollIntervalMs: 100 }, [LocalJobs]);
+    let release!: () => void;
+    LocalJobs.bigGate = new Promise<void>((r) => (release = r));
+    try {
+      const job = await app.queue.enqueue({ type: 'local-big', args: { mb: 1 } });
+      const waits = Array.from({ length: WAITERS }, () => app.queue.waitFor(job.id, { timeoutMs: 120_000 }));
+      const waiters = app.module.get(JobWaiters);
+      for (const deadline = Date.now() + 30_000; waiters.counters().pending < WAITERS && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
+      const gc = collector();
+      gc();
+      const heapBefore = process.memoryUsage().heapUsed;
+      release();
+      const views = await Promise.all(waits);
+      gc();
+      // The views are all held here: structuredClone made each a copy of the 1 MB text (500 MB).
+      const grownMb = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+      expect(grownMb).toBeLessThan(100);
+      expect(views.every((v) => v.state === 'done' && (v.result as { report: { text: string } }).report.text.length === 2 ** 20)).toBe(true);
+      // Still each caller's own: changing one view changes no other.
+      const [first, second] = views as Array<typeof views[number] & { result: { report: { text: string; pages: number[] } } }>;
+      expect(second).not.toBe(first);
+      first.result.report.pages.push(4);
+      first.result.report.text = 'changed';
+      first.createdAt.setTime(0);
+      expect(second.result.report.pages).toEqual([1, 2, 3]);
+      expect(second.result.report.text).toHaveLength(2 ** 20);
+      expect(second.createdAt.getTime()).not.toBe(0);
+      process.stdout.write(`[${db.dialect}] ${WAITERS} waiters of one 1 MB result: heap +${grownMb.toFixed(1)} MB\n`);
+    } finally {
+      release();
+      LocalJobs.bigGate = Promise.resolve();
       await app.close();
     }
   });
