@@ -24,6 +24,8 @@ export interface JobQueueHealthOptions {
  */
 @Injectable()
 export class JobQueueHealthIndicator {
+  private reading: Promise<number> | undefined;
+
   constructor(
     private readonly health: HealthIndicatorService,
     private readonly db: JobQueueDatabase,
@@ -41,7 +43,7 @@ export class JobQueueHealthIndicator {
     const session = this.health.check(key);
     let database: Parameters<typeof healthVerdict>[0]['database'];
     try {
-      database = { ok: true, oldestReadyAgeMs: await withTimeout(readOldestReadyAgeMs(this.db), timeoutMs) };
+      database = { ok: true, oldestReadyAgeMs: await withTimeout(this.readOldestReadyAge(), timeoutMs) };
     } catch (err) {
       database = { ok: false, error: (err as Error).message };
     }
@@ -65,6 +67,16 @@ export class JobQueueHealthIndicator {
     if (verdict.status === 'down') return session.down(details);
     if (verdict.status === 'degraded') return session.degraded(details);
     return session.up(details);
+  }
+
+  /**
+   * One read at a time, shared by the checks that arrive meanwhile. A check that times out leaves
+   * its read pending until the server answers: with a new read per check, a server that stopped
+   * answering collected one pending statement per probe, each holding a pooled connection.
+   */
+  private readOldestReadyAge(): Promise<number> {
+    this.reading ??= readOldestReadyAgeMs(this.db).finally(() => (this.reading = undefined));
+    return this.reading;
   }
 }
 

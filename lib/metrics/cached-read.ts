@@ -33,4 +33,20 @@ export class CachedRead<T> {
     );
     return this.inFlight;
   }
+
+  /**
+   * `get()`, waiting at most `waitMs`: a read that fails or has not answered by then gives the
+   * last value read, however old (undefined before the first). The read goes on meanwhile, shared,
+   * and a later call gets what it brings: a database that stops answering costs one pending read,
+   * not one per caller, and never a caller that waits on it.
+   */
+  async getWithin(waitMs: number): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
+    try {
+      return (await Promise.race([this.get().catch(() => undefined), late])) ?? this.value?.data;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }

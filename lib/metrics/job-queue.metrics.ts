@@ -16,6 +16,12 @@ interface Gauges {
 }
 
 const COUNTED = new Set<JobEventName>(['enqueued', 'completed', 'failed', 'retrying']);
+/**
+ * How long a scrape waits for the gauges' database read before it answers with their last values.
+ * Well under Prometheus' default scrape_timeout (10 s): a database that stopped answering held the
+ * scrape until it timed out, and the counters of that scrape were lost with the gauges.
+ */
+export const GAUGE_READ_WAIT_MS = 3_000;
 
 /**
  * The queue's Prometheus metrics. Counters and histograms follow the lifecycle reports of this
@@ -72,8 +78,8 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
       labelNames: ['state'],
       registers,
       async collect() {
-        // A failed read (database down) keeps the last values rather than failing the whole scrape.
-        const read = await gauges.get().catch(() => undefined);
+        // A failed or unanswered read keeps the last values rather than failing the whole scrape.
+        const read = await gauges.getWithin(GAUGE_READ_WAIT_MS);
         if (read) for (const [state, n] of Object.entries(read.byState)) this.set({ state }, n);
       },
     });
@@ -82,7 +88,7 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
       help: 'Age of the longest-waiting claimable job, in seconds (0 when none), cluster-wide.',
       registers,
       async collect() {
-        const read = await gauges.get().catch(() => undefined);
+        const read = await gauges.getWithin(GAUGE_READ_WAIT_MS);
         if (read) this.set(read.oldestReadyAgeMs / 1000);
       },
     });

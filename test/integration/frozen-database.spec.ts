@@ -1,0 +1,104 @@
+import { jest } from '@jest/globals';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TerminusModule } from '@nestjs/terminus';
+import { Registry } from 'prom-client';
+import { JobQueueModule, JobQueueService } from '../../lib';
+import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import { JobQueueHealthIndicator, JobQueueHealthModule } from 'nestjs-sql-job-queue/health';
+import { JobQueueMetricsModule } from 'nestjs-sql-job-queue/metrics';
+import { describeDialects } from '../support/describe-dialects';
+import { TcpProxy } from '../support/tcp-proxy';
+
+/** Prometheus' default scrape_timeout: a scrape slower than this fails, counters and all. */
+const SCRAPE_TIMEOUT_MS = 10_000;
+
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+  if (!line) throw new Error(`no sample ${series} in:\n${text}`);
+  return Number(line.slice(series.length + 1));
+}
+
+/** Resolves with what `work` gives, or with `'no answer'` after `ms`. */
+function within<T>(work: Promise<T>, ms: number): Promise<T | 'no answer'> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([work, new Promise<'no answer'>((r) => (timer = setTimeout(() => r('no answer'), ms)))]).finally(() => clearTimeout(timer));
+}
+
+describeDialects(
+  'a database server that stops answering (connections open, no reply)',
+  (db) => {
+    let proxy: TcpProxy;
+    let moduleRef: TestingModule;
+    const registry = new Registry();
+
+    beforeAll(async () => {
+      proxy = new TcpProxy('127.0.0.1', Number(new URL(db.location).port));
+      await proxy.start();
+      moduleRef = await Test.createTestingModule({
+        imports: [
+          TerminusModule,
+          JobQueueModule.forRoot(db.options({ url: proxy.url(db.location), worker: false, externalTypes: ['elsewhere'] })),
+          JobQueueMetricsModule.forRoot({ registry, cacheMs: 100 }),
+          JobQueueHealthModule,
+        ],
+      }).compile();
+      await moduleRef.init();
+    });
+    afterAll(async () => {
+      proxy?.thaw();
+      await moduleRef?.close();
+      await proxy?.stop();
+    });
+
+    it('a scrape answers in time with the last gauge values, health says down in time with one read in flight, and both recover', async () => {
+      const queue = moduleRef.get(JobQueueService);
+      const health = moduleRef.get(JobQueueHealthIndicator);
+      for (let i = 0; i < 3; i++) await queue.enqueue({ type: 'elsewhere' });
+      expect(sample(await registry.metrics(), 'job_queue_jobs{state="ready"}')).toBe(3);
+      await new Promise((r) => setTimeout(r, 150)); // past cacheMs: the next scrape reads again
+
+      proxy.freeze();
+      const reads = jest.spyOn(moduleRef.get(JobQueueDatabase), 'run');
+      try {
+        const started = Date.now();
+        const text = await within(registry.metrics(), SCRAPE_TIMEOUT_MS * 2);
+        const elapsed = Date.now() - started;
+        // It hung until the database answered: Prometheus gave up at 10 s and lost the counters too.
+        expect(text).not.toBe('no answer');
+        expect(elapsed).toBeLessThan(SCRAPE_TIMEOUT_MS);
+        expect(sample(text as string, 'job_queue_jobs{state="ready"}')).toBe(3);
+        const metricReads = reads.mock.calls.length;
+        expect(metricReads).toBeLessThanOrEqual(2); // the gauges' one read (two statements), still hanging
+
+        for (let i = 0; i < 10; i++) {
+          const t0 = Date.now();
+          const result = await health.isHealthy('jobQueue', { timeoutMs: 300 });
+          expect(result.jobQueue).toMatchObject({ status: 'down', message: 'database unreachable: no answer within 300 ms' });
+          expect(Date.now() - t0).toBeLessThan(5_000);
+        }
+        // Ten checks, one read: each check used to start its own, each holding a pooled connection until the server answered.
+        expect(reads.mock.calls.length - metricReads).toBe(1);
+        const scrapedAgain = await within(registry.metrics(), SCRAPE_TIMEOUT_MS * 2);
+        expect(scrapedAgain).not.toBe('no answer');
+        expect(reads.mock.calls.length - metricReads).toBe(1); // the gauges' read is still the one in flight
+      } finally {
+        reads.mockRestore();
+        proxy.thaw();
+      }
+
+      for (const deadline = Date.now() + 30_000; ; ) {
+        const result = await health.isHealthy('jobQueue', { timeoutMs: 2_000 });
+        if (result.jobQueue.status === 'up') break;
+        if (Date.now() > deadline) throw new Error(`health did not recover: ${JSON.stringify(result)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await queue.enqueue({ type: 'elsewhere' });
+      for (const deadline = Date.now() + 30_000; ; ) {
+        if (sample(await registry.metrics(), 'job_queue_jobs{state="ready"}') === 4) break;
+        if (Date.now() > deadline) throw new Error('the gauges did not recover');
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    }, 120_000);
+  },
+  ['postgres', 'mysql'],
+);
