@@ -2,10 +2,11 @@ import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { AttemptTrace } from './job-queue.instrumentation';
 import { readStoredCreation, storedCarrier } from './stored-trace';
+import { MAX_UPSTREAM_LINKS } from './upstream-links';
 
 /**
  * Only with an instrumentation registered: the stored carriers of claimed jobs, their own and
- * their upstreams', in one statement per 1,000 jobs. Kept out of the claim itself, so the claim
+ * those of their first MAX_UPSTREAM_LINKS upstreams by id, in one statement per 1,000 jobs. Kept out of the claim itself, so the claim
  * statements (and the PL/pgSQL claim functions) read no more than their rows; a traced claim
  * returns each job's own column, and only jobs with upstreams (or whose column does not say, see
  * stored-trace.ts) come here.
@@ -22,8 +23,11 @@ export async function readAttemptTraces(db: SqlExecutor, ids: readonly number[])
         : sql`SELECT j.id AS job_id, NULL AS upstream_id, j.trace_context FROM jobs j
             WHERE j.id IN (${list}) AND j.trace_context IS NOT NULL
           UNION ALL
-          SELECT d.job_id, d.depends_on_id, u.trace_context FROM job_deps d JOIN jobs u ON u.id = d.depends_on_id
-            WHERE d.job_id IN (${list}) AND u.trace_context IS NOT NULL`,
+          SELECT d.job_id, d.depends_on_id, u.trace_context FROM (
+              SELECT job_id, depends_on_id, ROW_NUMBER() OVER (PARTITION BY job_id ORDER BY depends_on_id) AS n
+              FROM job_deps WHERE job_id IN (${list})) d
+            JOIN jobs u ON u.id = d.depends_on_id
+            WHERE d.n <= ${sql.raw(String(MAX_UPSTREAM_LINKS))} AND u.trace_context IS NOT NULL`,
     );
     for (const r of rows) {
       const trace = traces.get(Number(r.job_id));

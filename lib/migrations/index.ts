@@ -65,6 +65,7 @@ import { JobQueueReadyDueFilterSqlite1768500000001 } from './sqlite/176850000000
 import { JobQueueVersionsPostgres1768600000001 } from './postgres/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderPostgres1768700000001 } from './postgres/1768700000001-job-queue-ready-due-order';
 import { JobQueueWeightSetsPostgres1768800000001 } from './postgres/1768800000001-job-queue-weight-sets';
+import { JobQueueTraceUpstreamLinksPostgres1769000000002 } from './postgres/1769000000002-job-queue-trace-upstream-links';
 import { JobQueueVersionsMysql1768600000001 } from './mysql/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderMysql1768700000001 } from './mysql/1768700000001-job-queue-ready-due-order';
 import { JobQueueWalkHeadsBelowMysql1768800000001 } from './mysql/1768800000001-job-queue-walk-heads-below';
@@ -112,6 +113,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyDueOrderPostgres1768700000001,
     JobQueueWeightSetsPostgres1768800000001,
     JobQueueScheduleDeclarationsPostgres1769000000001,
+    JobQueueTraceUpstreamLinksPostgres1769000000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,

@@ -35,6 +35,9 @@ class TracedJobs {
   @JobHandler('mail')
   async mail(): Promise<void> {}
 
+  @JobHandler('gather')
+  async gather(): Promise<void> {}
+
   @JobHandler('flaky', { maxAttempts: 2 })
   async flaky(): Promise<string> {
     if (++seen.flaky === 1) throw new Error('first attempt fails');
@@ -313,6 +316,32 @@ describeDialects('OpenTelemetry tracing', (db) => {
       run.mockRestore();
       await worker?.close();
       await producer.close();
+    }
+  });
+
+  it('a fan-in of 300 reads the carriers of its first 127 upstreams by id, not all 300: with its creation, the 128 links the SDK keeps', async () => {
+    const app = await startApp(db, { concurrency: 20 });
+    const run = jest.spyOn(JobQueueDatabase.prototype, 'run');
+    try {
+      const upstream = Array.from({ length: 300 }, (_, i) => ({ ref: `m${i}`, type: 'mail' }));
+      const ids = await app.queue.enqueueGraph([...upstream, { ref: 'gather', type: 'gather', dependsOn: upstream.map((n) => n.ref) }]);
+      expect(await app.queue.waitFor(ids.gather, { timeoutMs: 60_000 })).toMatchObject({ state: 'done' });
+      await waitForSpans(() => byName(sdk.spans(), 'process gather').length === 1);
+      // Upstream carriers the reads after the claims returned (lib/instrumentation/trace-context.sql.ts).
+      let upstreamRows = 0;
+      for (const [i, [statement]] of run.mock.calls.entries()) {
+        if (!/job_queue_trace_contexts|UNION ALL\s+SELECT d\.job_id/.test((statement as Sql).render(db.dialect).text)) continue;
+        const { rows } = await (run.mock.results[i].value as Promise<{ rows: Array<Record<string, unknown>> }>);
+        upstreamRows += rows.filter((r) => r.upstream_id != null).length;
+      }
+      expect(upstreamRows).toBe(127);
+      const links = one(sdk.spans(), 'process gather').links;
+      expect(links[0].attributes).toEqual({ 'job_queue.link': 'created' });
+      const lowest = upstream.map((n) => ids[n.ref]).sort((a, b) => a - b).slice(0, 127);
+      expect(links.slice(1).map((l) => Number(l.attributes['messaging.message.id']))).toEqual(lowest);
+    } finally {
+      run.mockRestore();
+      await app.close();
     }
   });
 

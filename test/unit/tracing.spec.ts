@@ -6,6 +6,8 @@ import { readStoredCreation, storedCarrier, storedCreation } from '../../lib/ins
 import { extractContext, injectCarrier, linkedSpanContext, MAX_CARRIER_LENGTH, parseTraceparent, spanCarrier, w3cFields } from '../../lib/tracing/trace-carrier';
 import { attemptOutcome, producerSpanName } from '../../lib/tracing/tracing.attributes';
 import { InvalidTracingOptionError, resolveTracingOptions } from '../../lib/tracing/tracing.options';
+import { MAX_UPSTREAM_LINKS } from '../../lib/instrumentation/upstream-links';
+import { TRACE_CONTEXTS_SQL_V35 } from '../../lib/migrations/postgres/1769000000002-job-queue-trace-upstream-links';
 
 const SPAN = {
   traceId: '0af7651916cd43dd8448eb211c80319c',
@@ -154,5 +156,12 @@ describe('the core and @opentelemetry/api', () => {
     visit(join(root, 'index.ts'));
     expect(seen.size).toBeGreaterThan(50);
     expect(offenders).toEqual([]);
+  });
+});
+
+describe('upstream links read per attempt', () => {
+  it('PostgreSQL migration 35 bounds job_queue_trace_contexts at MAX_UPSTREAM_LINKS, 128 links with the creation', () => {
+    expect(MAX_UPSTREAM_LINKS + 1).toBe(128); // OpenTelemetry's default SpanLimits.linkCountLimit
+    expect(TRACE_CONTEXTS_SQL_V35).toContain(`ORDER BY d.depends_on_id LIMIT ${MAX_UPSTREAM_LINKS})`);
   });
 });
