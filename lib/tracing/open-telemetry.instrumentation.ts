@@ -11,6 +11,7 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
+import { storableErrorText } from '../finalize/error-text';
 import type { RunOutcome } from '../handlers/run-job';
 import type {
   AttemptOutcome,
@@ -178,9 +179,15 @@ function producerAttributes(type: string | undefined, group: string | undefined,
   return attributes;
 }
 
+/**
+ * The attempt's error on its span, its message and stack cut as `lastError` is: a 1 MB message
+ * made a 2.1 MB span (message and stack), enough to fail the exporter's whole batch (OTLP/gRPC
+ * refuses messages over 4 MB by default).
+ */
 function failed(span: Span, error: unknown): void {
-  if (error instanceof Error) span.recordException(error);
-  else if (error !== undefined) span.recordException(String(error));
+  if (error instanceof Error) {
+    span.recordException({ name: error.name, message: storableErrorText(error.message), stack: error.stack === undefined ? undefined : storableErrorText(error.stack) });
+  } else if (error !== undefined) span.recordException(storableErrorText(String(error)));
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error ?? 'failed');
   span.setStatus({ code: SpanStatusCode.ERROR, message: message.split('\n')[0].slice(0, 500) });
 }

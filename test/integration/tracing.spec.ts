@@ -38,6 +38,11 @@ class TracedJobs {
   @JobHandler('gather')
   async gather(): Promise<void> {}
 
+  @JobHandler('huge-error', { maxAttempts: 1 })
+  async hugeError(): Promise<void> {
+    throw new Error(`<html>${'x'.repeat(1024 * 1024)}</html>`); // e.g. an upstream's error page quoted whole
+  }
+
   @JobHandler('flaky', { maxAttempts: 2 })
   async flaky(): Promise<string> {
     if (++seen.flaky === 1) throw new Error('first attempt fails');
@@ -192,6 +197,25 @@ describeDialects('OpenTelemetry tracing', (db) => {
       const dead = one(spans, 'process doomed');
       expect(dead.attributes).toMatchObject({ 'job_queue.attempt': 1, 'job_queue.outcome': 'failed' });
       expect(dead.status).toEqual({ code: SpanStatusCode.ERROR, message: 'TypeError: always fails' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a 1 MB error message is recorded on the span cut as lastError is (8,000 characters), not as a 2 MB exception event', async () => {
+    const app = await startApp(db);
+    try {
+      const job = await app.queue.enqueue({ type: 'huge-error' });
+      expect(await app.queue.waitFor(job.id, { timeoutMs: 20_000 })).toMatchObject({ state: 'failed' });
+      await waitForSpans(() => byName(sdk.spans(), 'process huge-error').length === 1);
+      const span = sdk.exporter.getFinishedSpans().find((s) => s.name === 'process huge-error')!;
+      expect(span.events.map((e) => e.name)).toEqual(['exception']);
+      const exception = span.events[0].attributes!;
+      expect(exception['exception.type']).toBe('Error');
+      expect(exception['exception.message']).toBe(`<html>${'x'.repeat(7_994)}`);
+      expect(String(exception['exception.stacktrace'])).toHaveLength(8_000);
+      expect(String(exception['exception.stacktrace'])).toMatch(/^Error: <html>xxx/);
+      expect(span.status.message!.length).toBeLessThanOrEqual(500);
     } finally {
       await app.close();
     }
