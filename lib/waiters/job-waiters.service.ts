@@ -117,9 +117,15 @@ export class JobWaiters {
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     if (this.listening) await this.listener.stop();
-    // Jobs settled in the shutdown drain are still read and resolved; then nothing runs.
-    while (this.flushQueued || this.inFlight.size) {
-      await Promise.allSettled([...this.inFlight]);
+    // Jobs settled in the shutdown drain are still read and resolved, for up to shutdownGraceMs;
+    // then nothing runs. Unbounded, a database that stopped answering held a poll, and
+    // app.close() with it, until it answered again.
+    const deadline = Date.now() + this.options.shutdownGraceMs;
+    while ((this.flushQueued || this.inFlight.size) && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise((r) => (timer = setTimeout(r, deadline - Date.now())));
+      await Promise.race([Promise.allSettled([...this.inFlight]), late]);
+      clearTimeout(timer);
       if (this.flushQueued) await new Promise((r) => setImmediate(r));
     }
     this.closed = true;

@@ -99,6 +99,36 @@ describeDialects(
         await new Promise((r) => setTimeout(r, 150));
       }
     }, 120_000);
+
+    it('app.close() rejects a pending waitFor with WaitForShutdownError after shutdownGraceMs, though the poll it made never answers', async () => {
+      // Without LISTEN (MySQL's only way, PostgreSQL's with listenNotify: false) the poll is in flight.
+      const app = await Test.createTestingModule({
+        imports: [
+          JobQueueModule.forRoot(
+            db.options({ url: proxy.url(db.location), worker: false, externalTypes: ['elsewhere'], pollIntervalMs: 50, listenNotify: false, shutdownGraceMs: 500 }),
+          ),
+        ],
+      }).compile();
+      await app.init();
+      const queue = app.get(JobQueueService);
+      const job = await queue.enqueue({ type: 'elsewhere' });
+      const waiting = queue.waitFor(job.id).then(
+        () => 'resolved',
+        (err: Error) => err.name,
+      );
+      await new Promise((r) => setTimeout(r, 200)); // its first lookup has answered
+      proxy.freeze();
+      let closing: Promise<void> | undefined;
+      try {
+        await new Promise((r) => setTimeout(r, 200)); // a poll is now waiting for the server
+        closing = app.close();
+        // It waited for that poll, and app.close() with it, until the server answered.
+        expect(await within(waiting, 10_000)).toBe('WaitForShutdownError');
+      } finally {
+        proxy.thaw();
+        await (closing ?? app.close());
+      }
+    }, 60_000);
   },
   ['postgres', 'mysql'],
 );
