@@ -2,19 +2,34 @@ import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { ownedBy } from './lease-guard.sql';
 
+/** Statements in autocommit, and a transaction for the MySQL renewal's locking read. */
+export interface TransactionalExecutor extends SqlExecutor {
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+}
+
 /**
  * Extends the lease of every job this worker holds, in one statement, and returns the ids it
  * still holds. A job missing from the answer was reclaimed, cancelled or failed by a sweep:
  * the caller aborts its handler.
+ *
+ * The renewal never waits for a row lock: rows another transaction holds (this worker's own
+ * finalize completing or failing them, a cascade) are skipped this round and renewed by the
+ * next heartbeat, and still count as held. A renewal that waited held every lease it had not
+ * yet reached hostage to that transaction: with 8 worker processes on PostgreSQL a finalize
+ * that locked its completions and then its failures (not one id order) deadlocked with the
+ * renewal, each deadlock took the server's deadlock_timeout (1 s) to break, and a live
+ * worker's 2 s leases expired under running jobs, which then ran twice.
  */
-export async function renewLeases(db: SqlExecutor, owner: string, leaseTtlMs: number): Promise<Set<number>> {
+export async function renewLeases(db: TransactionalExecutor, owner: string, leaseTtlMs: number): Promise<Set<number>> {
   const now = db.dialect.now();
   const set = sql`lease_expires = ${db.dialect.addMs(now, leaseTtlMs)}, heartbeat_at = ${now}`;
   const mine = sql`state IN ('leased', 'running') AND lease_owner = ${owner}`;
-  // Rows are locked in id order, as finalizes lock them, so the two never deadlock.
   if (db.dialect.name === 'postgres') {
-    const { rows } = await db.run(sql`UPDATE jobs SET ${set}
-      WHERE id IN (SELECT id FROM jobs WHERE ${mine} ORDER BY id FOR UPDATE) RETURNING id`);
+    // The outer read sees the statement's snapshot (a data-modifying CTE's writes are not
+    // visible to it): renewed and skipped rows alike, as long as they are still this worker's.
+    const { rows } = await db.run(sql`WITH renewed AS (UPDATE jobs SET ${set}
+        WHERE id IN (SELECT id FROM jobs WHERE ${mine} FOR UPDATE SKIP LOCKED) RETURNING id)
+      SELECT id FROM jobs WHERE ${mine}`);
     return new Set(rows.map((r) => Number(r.id)));
   }
   if (db.dialect.name === 'sqlite') {
@@ -22,18 +37,22 @@ export async function renewLeases(db: SqlExecutor, owner: string, leaseTtlMs: nu
     return new Set(rows.map((r) => Number(r.id)));
   }
   // MySQL/MariaDB: find the rows with a plain (non-locking) read, then lock only those, by
-  // primary key. Searching `state IN ('leased', 'running')` in a locking UPDATE walks the
-  // in-flight index (state, lease_expires) and, at the server's default REPEATABLE READ (this
-  // runs in autocommit, outside our READ COMMITTED transactions), takes next-key locks on it:
+  // primary key. Searching `state IN ('leased', 'running')` in a locking statement walks the
+  // in-flight index (state, lease_expires) and, at the server's default REPEATABLE READ (an
+  // application's DataSource may run this in autocommit at it), takes next-key locks on it:
   // the gap between 'leased' and 'running' is where 'ready' entries go, so a finalize promoting
   // dependents to 'ready' waited for the renewal while the renewal waited for the finalize's
   // lock on the job it had just completed: a deadlock on every big promotion. A primary-key
-  // lookup locks the records alone, no gaps.
+  // lookup locks the records alone, no gaps; SKIP LOCKED (8.0 / MariaDB 10.6) needs the
+  // transaction the UPDATE then runs in.
   const { rows: held } = await db.run(sql`SELECT id FROM jobs WHERE ${mine} ORDER BY id`);
-  for (const chunk of chunked(held.map((r) => Number(r.id)))) {
-    await db.run(sql`UPDATE jobs SET ${set} WHERE id IN (${sql.list(chunk)}) AND ${mine} ORDER BY id`);
-  }
   if (!held.length) return new Set();
+  for (const chunk of chunked(held.map((r) => Number(r.id)))) {
+    await db.transaction(async (tx) => {
+      const { rows: free } = await tx.run(sql`SELECT id FROM jobs WHERE id IN (${sql.list(chunk)}) AND ${mine} ORDER BY id FOR UPDATE SKIP LOCKED`);
+      if (free.length) await tx.run(sql`UPDATE jobs SET ${set} WHERE id IN (${sql.list(free.map((r) => Number(r.id)))})`);
+    });
+  }
   const { rows } = await db.run(sql`SELECT id FROM jobs WHERE ${mine}`);
   return new Set(rows.map((r) => Number(r.id)));
 }

@@ -65,6 +65,8 @@ export class SchedulerService {
   private pausedUntil = 0;
   private readonly io: JobContextIO;
   private readonly buffer: PrefetchBuffer;
+  /** The lease renewal in progress, if any. */
+  private renewing: Promise<void> | undefined;
   /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
   private rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
   /**
@@ -194,10 +196,21 @@ export class SchedulerService {
     });
   }
 
-  /** Renews the leases of everything this process holds; aborts jobs whose lease is gone. */
-  async heartbeat(): Promise<void> {
-    // Prefetched jobs nobody started in time (handlers got slower) go back to the queue.
-    await this.handBack(this.buffer.takeStale(MAX_PREFETCH_WAIT_MS));
+  /**
+   * Renews the leases of everything this process holds; aborts jobs whose lease is gone. One
+   * renewal at a time: a heartbeat slower than its interval (a loaded database) is not joined by
+   * more, each queueing behind the last for the same rows.
+   */
+  heartbeat(): Promise<void> {
+    // Prefetched jobs nobody started in time (handlers got slower) go back to the queue, after
+    // the renewal and outside it: a hand-back can wait for row locks, and leases must not.
+    const stale = this.buffer.takeStale(MAX_PREFETCH_WAIT_MS);
+    this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
+    const renewed = this.renewing;
+    return stale.length ? renewed.then(async () => void (await this.handBack(stale))) : renewed;
+  }
+
+  private async renew(): Promise<void> {
     if (!this.inFlight.size && !this.finalizer.pending && !this.buffer.size) {
       this.vitals.heartbeatSucceeded(); // nothing to renew: the renewal path is not failing
       return;

@@ -1,7 +1,7 @@
 import mysql from 'mysql2/promise';
 import { cascade } from '../../lib/finalize/cascade.sql';
 import { completeJobs } from '../../lib/finalize/complete.sql';
-import { renewLeases } from '../../lib/lease/lease.sql';
+import { renewLeases, type TransactionalExecutor } from '../../lib/lease/lease.sql';
 import type { Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { describeDialects } from '../support/describe-dialects';
@@ -37,7 +37,26 @@ describeDialects(
       };
     }
 
-    it('the renewal waits for the finalize instead of deadlocking with it, 6 rounds, both forms of the complete', async () => {
+    /** The same, with transactions on that connection (at its REPEATABLE READ). */
+    function withTransactions(conn: mysql.Connection): TransactionalExecutor {
+      const executor = executorOn(conn);
+      return {
+        ...executor,
+        transaction: async (work) => {
+          await conn.query('START TRANSACTION');
+          try {
+            const out = await work(executor);
+            await conn.query('COMMIT');
+            return out;
+          } catch (err) {
+            await conn.query('ROLLBACK');
+            throw err;
+          }
+        },
+      };
+    }
+
+    it('the renewal skips the row the finalize holds instead of deadlocking with it, 6 rounds, both forms of the complete', async () => {
       for (let round = 0; round < 6; round++) {
         const nodes = [{ ref: 'root', type: 'noop' }, ...Array.from({ length: 2_000 }, (_, i) => ({ ref: `d${i}`, type: 'noop', dependsOn: ['root'] }))];
         const ids = await app.queue.enqueueGraph(nodes);
@@ -59,14 +78,17 @@ describeDialects(
           const tx = executorOn(fin);
           // Even rounds: the worker's count-guarded UPDATE alone; odd: the locking read, then the UPDATE.
           expect(await completeJobs(tx, owner, [{ id: ids.root, resultJson: 'null', parentId: null }], undefined, round % 2 === 0)).toHaveLength(1);
-          const renewal = renewLeases(executorOn(hb), owner, 30_000);
-          await new Promise((r) => setTimeout(r, 300)); // the renewal is now waiting for the root's lock
+          const renewal = renewLeases(withTransactions(hb), owner, 30_000);
           const promoted = await cascade(tx, [{ id: ids.root, parentId: null, outcome: 'done' }]);
-          await fin.query('COMMIT');
+          // The renewal skipped the root (the finalize holds its lock) and renewed the others; the
+          // root still counts as held until the finalize commits.
           const held = await renewal;
+          await fin.query('COMMIT');
           expect(promoted.promoted).not.toBe(0);
           expect(await app.count(`state = 'ready' AND id <> ${others.a} AND id <> ${others.b}`)).toBe(2_000);
-          expect([...held].sort((x, y) => x - y)).toEqual([others.a, others.b]); // the root is done, no longer held
+          expect([...held].sort((x, y) => x - y)).toEqual([ids.root, others.a, others.b].sort((x, y) => x - y));
+          expect(await app.count(`id IN (${others.a}, ${others.b}) AND lease_expires < NOW(3) + INTERVAL 31 SECOND`)).toBe(2); // renewed: 30 s from now
+          expect(await app.count(`id = ${ids.root} AND state = 'done'`)).toBe(1);
         } finally {
           await fin.end();
           await hb.end();
