@@ -5,6 +5,7 @@ import { readAutoIncrementStep } from '../enqueue/job-insert.sql';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { runJobQueueMigrations } from '../migrations/migration-runner';
 import { assertSchemaCurrent } from '../migrations/schema-check';
+import { destroySockets } from './destroy-sockets';
 import { sqlDialect } from './dialects';
 import { JobQueueDatabase } from './job-queue.database';
 import { DEFAULT_MAX_RESULT_BYTES } from '../options/resolve-options';
@@ -52,9 +53,18 @@ export class JobQueueConnection {
     }
   }
 
-  /** Closes the DataSource if the queue created it; a shared one belongs to the application. */
-  async close(): Promise<void> {
-    if (this.owned && this.dataSource.isInitialized) await this.dataSource.destroy();
+  /**
+   * Closes the DataSource if the queue created it; a shared one belongs to the application.
+   * `inTime` bounds the wait (see ShutdownDeadline): past it, the sockets are closed without
+   * waiting for the server's answer.
+   */
+  async close(inTime: (work: Promise<unknown>, what: string) => Promise<boolean> = (work) => work.then(() => true)): Promise<void> {
+    if (!this.owned || !this.dataSource.isInitialized) return;
+    const closing = this.dataSource.destroy();
+    if (await inTime(closing, 'closing the database connections')) return;
+    destroySockets(this.dataSource);
+    // The pools settle once their sockets are gone; a moment more at most.
+    await Promise.race([closing.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
   }
 }
 

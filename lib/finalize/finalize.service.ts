@@ -78,6 +78,8 @@ export class FinalizeService {
   private claimer: FollowUpClaimer | undefined;
   /** The write in flight has reached its claim (or failed): it no longer claims for a tick that skips. */
   private claimPassed = true;
+  /** Aborted by stopRetrying(). */
+  private readonly retrying = new AbortController();
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -299,14 +301,25 @@ export class FinalizeService {
     return outcome;
   }
 
+  /**
+   * From now on a batch the database cannot take is given up instead of held and retried: the
+   * shutdown could wait no longer (see ShutdownDeadline). Its jobs' leases expire and they run again.
+   */
+  stopRetrying(): void {
+    this.retrying.abort();
+  }
+
   private async onWriteError(err: unknown, items: Pending[], attempt: number): Promise<WriteErrorAction> {
+    // Past the shutdown's deadline the pool is being closed under the write: whatever the error
+    // ("Pool is closed.", a reset socket), nothing is refused by the database; no halving.
+    if (this.retrying.signal.aborted) return 'give-up';
     if (isConnectionError(err)) {
       if (!this.outageSince) {
         this.outageSince = Date.now();
         this.logger.warn(`database unreachable (${(err as Error).message}); holding ${items.length} result(s) and retrying`);
       }
-      await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)));
-      return 'retry';
+      await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)), undefined, { signal: this.retrying.signal }).catch(() => undefined);
+      return this.retrying.signal.aborted ? 'give-up' : 'retry';
     }
     // Lock conflicts keep the path they always had: rerun, then give up to the lease expiry.
     if (isTransientConflict(err)) return this.isOneStatement(items) && attempt < CONFLICT_RETRIES ? 'retry' : 'give-up';

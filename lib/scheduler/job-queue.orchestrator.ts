@@ -23,6 +23,7 @@ import { PausedWork } from '../pause/paused-work';
 import { SweepsService } from '../sweeps/sweeps.service';
 import { JobWaiters } from '../waiters/job-waiters.service';
 import { SchedulerService } from './scheduler.service';
+import { ShutdownDeadline } from './shutdown-deadline';
 import { JobLifecycle } from '../events/job-lifecycle';
 
 const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention', 'pause', 'weights'] as const;
@@ -46,6 +47,7 @@ const WEIGHT_SET_MARK_MS = 86_400_000;
 export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('JobQueue');
   private started = false;
+  private deadline: ShutdownDeadline | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -101,23 +103,37 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    const deadline = this.shutdownDeadline();
     for (const name of ['poll', 'pause', 'reclaim', 'timeout', 'retention', 'weights'] as const) this.clear(name);
-    await this.listener.stop();
-    await this.sweeps.idle();
-    const { finished, handedBack } = await this.scheduler.drain(this.options.shutdownGraceMs);
-    await this.finalizer.drain();
+    await deadline.wait(this.listener.stop(), 'the LISTEN connection');
+    await deadline.wait(this.sweeps.idle(), 'a sweep');
+    const drained = this.scheduler.drain(this.options.shutdownGraceMs);
+    if (await deadline.wait(drained, 'the running jobs and their hand-back')) {
+      const { finished, handedBack } = await drained;
+      if (finished || handedBack) this.logger.log(`shutdown: ${finished} job(s) finished, ${handedBack} handed back`);
+    }
+    await deadline.wait(this.finalizer.drain(), 'the last results');
     this.clear('heartbeat');
-    if (finished || handedBack) this.logger.log(`shutdown: ${finished} job(s) finished, ${handedBack} handed back`);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.finalizer.drain(); // enqueue-only processes have nothing here; workers drained above
-    await this.lifecycle.drain(); // lifecycle events of the drains above, while their views can still be read
-    await this.settledNotifier.close(); // announces what the drains settled while the connection is open
+    const deadline = this.shutdownDeadline();
+    await deadline.wait(this.finalizer.drain(), 'the last results'); // enqueue-only processes have nothing here; workers drained above
+    await deadline.wait(this.lifecycle.drain(), 'lifecycle events'); // lifecycle events of the drains above, while their views can still be read
+    await deadline.wait(this.settledNotifier.close(), 'announcing settled jobs'); // announces what the drains settled while the connection is open
     // Waiters resolved by the drain above have been; the rest fail with a typed error now,
     // before the DataSource closes under their next poll.
-    await this.waiters.close();
-    await this.connection.close();
+    await deadline.wait(this.waiters.close(), 'the waiters');
+    await this.connection.close((work, what) => deadline.wait(work, what));
+  }
+
+  /** One per shutdown, from its first hook on. */
+  private shutdownDeadline(): ShutdownDeadline {
+    this.deadline ??= new ShutdownDeadline(this.options.shutdownGraceMs, (what) => {
+      this.logger.warn(`shutdown: the database did not answer in time (waiting for ${what}); closing its connections, unwritten results are given up and their jobs will run again`);
+      this.finalizer.stopRetrying();
+    });
+    return this.deadline;
   }
 
   private onNotification(payload: string): void {

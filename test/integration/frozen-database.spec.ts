@@ -1,11 +1,13 @@
 import { jest } from '@jest/globals';
+import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { Registry } from 'prom-client';
-import { JobQueueModule, JobQueueService } from '../../lib';
+import { JobContext, JobHandler, JobQueueModule, JobQueueService } from '../../lib';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import { JobQueueHealthIndicator, JobQueueHealthModule } from 'nestjs-sql-job-queue/health';
 import { JobQueueMetricsModule } from 'nestjs-sql-job-queue/metrics';
+import { MIN_DATABASE_WAIT_MS } from '../../lib/scheduler/shutdown-deadline';
 import { describeDialects } from '../support/describe-dialects';
 import { TcpProxy } from '../support/tcp-proxy';
 
@@ -127,6 +129,50 @@ describeDialects(
       } finally {
         proxy.thaw();
         await (closing ?? app.close());
+      }
+    }, 60_000);
+
+    it('app.close() of a busy worker ends within its bound though the server never answers, its connections closed', async () => {
+      const GRACE_MS = 500;
+      const ran: number[] = [];
+      @Injectable()
+      class Sleepy {
+        @JobHandler('sleepy')
+        async run(args: { ms: number }, ctx: JobContext): Promise<void> {
+          ran.push(ctx.id);
+          await new Promise((r) => setTimeout(r, args.ms));
+        }
+      }
+      const own = new TcpProxy('127.0.0.1', Number(new URL(db.location).port));
+      await own.start();
+      const app = await Test.createTestingModule({
+        imports: [JobQueueModule.forRoot(db.options({ url: own.url(db.location), concurrency: 4, pollIntervalMs: 50, shutdownGraceMs: GRACE_MS, leaseTtlMs: 3_000 }))],
+        providers: [Sleepy],
+      }).compile();
+      await app.init();
+      let closing: Promise<unknown> | undefined;
+      try {
+        const queue = app.get(JobQueueService);
+        // Jobs finishing all the time: claims, finalizes and heartbeats are in flight when the server stops.
+        for (let i = 0; i < 40; i++) await queue.enqueue({ type: 'sleepy', args: { ms: 20 + (i % 4) * 40 } });
+        for (const deadline = Date.now() + 20_000; ran.length < 8; ) {
+          if (Date.now() > deadline) throw new Error('the worker did not start jobs');
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        own.freeze();
+        await new Promise((r) => setTimeout(r, 300)); // statements now wait for a server that does not answer
+        const started = Date.now();
+        closing = app.close().then(() => Date.now() - started, (err: Error) => err.message);
+        // The bound: the jobs' grace, then as long again (at least 2 s) for the database, then a
+        // moment (1 s) for the pools to notice their closed sockets; 1 s more for a loaded machine.
+        const bound = GRACE_MS + Math.max(GRACE_MS, MIN_DATABASE_WAIT_MS) + 1_000 + 1_000;
+        const took = await within(closing, bound + 10_000);
+        expect(typeof took === 'number' && took <= bound ? 'in time' : took).toBe('in time');
+        expect(own.openConnections).toBe(0); // the client side of every connection is closed
+      } finally {
+        own.thaw();
+        await closing;
+        await own.stop();
       }
     }, 60_000);
   },

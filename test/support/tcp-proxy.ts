@@ -8,6 +8,7 @@ import net from 'node:net';
 export class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
+  private readonly clients = new Set<net.Socket>();
   private held: Array<() => void> = [];
   private frozen = false;
   port = 0;
@@ -19,12 +20,18 @@ export class TcpProxy {
 
   /** Listens on a free local port (`port`). */
   async start(): Promise<void> {
-    this.server = net.createServer((client) => {
-      const upstream = net.connect(this.targetPort, this.host);
-      const forward = (from: net.Socket, to: net.Socket) =>
+    // Half-open sockets: a side's FIN is held while frozen too, as a network that drops packets
+    // would (a client that ends a connection does not see it close until the other side answers).
+    this.server = net.createServer({ allowHalfOpen: true }, (client) => {
+      const upstream = net.connect({ port: this.targetPort, host: this.host, allowHalfOpen: true });
+      const forward = (from: net.Socket, to: net.Socket) => {
         from.on('data', (chunk) => (this.frozen ? this.held.push(() => to.write(chunk)) : to.write(chunk)));
+        from.on('end', () => (this.frozen ? this.held.push(() => to.end()) : to.end()));
+      };
       forward(client, upstream);
       forward(upstream, client);
+      this.clients.add(client);
+      for (const event of ['end', 'error', 'close']) client.once(event, () => this.clients.delete(client));
       const close = () => {
         for (const s of [client, upstream]) {
           s.destroy();
@@ -47,6 +54,11 @@ export class TcpProxy {
     u.hostname = '127.0.0.1';
     u.port = String(this.port);
     return u.toString();
+  }
+
+  /** Connections the client (the application) has not ended or reset yet. */
+  get openConnections(): number {
+    return this.clients.size;
   }
 
   freeze(): void {
