@@ -34,6 +34,7 @@ export class PgNotifyListener {
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  private tooSmallLogged = false;
 
   /** The worker's wake-up channel; `payload` 'r' is also sent after a reconnect. */
   start(dataSource: DataSource, onPayload: (payload: string) => void): Promise<void> {
@@ -43,6 +44,13 @@ export class PgNotifyListener {
   /** Subscribes to `channel` (a trusted identifier), connecting first if need be. */
   async listen(dataSource: DataSource, channel: string, onPayload: (payload: string) => void, onReconnect: () => void): Promise<void> {
     if (this.stopped || this.channels.has(channel)) return;
+    if (poolMax(dataSource) < 2) {
+      // LISTEN holds its connection for good: with a pool of one, every other statement would
+      // wait for it forever (the worker and waitFor hung, silently). Polling does the work.
+      if (!this.tooSmallLogged) this.logger.warn('LISTEN needs a pooled connection of its own and the pool has one: polling instead (poolSize: 2 or more for instant wake-ups)');
+      this.tooSmallLogged = true;
+      return;
+    }
     this.dataSource = dataSource;
     this.channels.set(channel, { onPayload, onReconnect });
     if (this.client) {
@@ -111,4 +119,10 @@ export class PgNotifyListener {
       void (this.connecting ??= this.connect().finally(() => (this.connecting = undefined)));
     }, delay);
   }
+}
+
+/** The pool's connection limit (pg-pool's `max`, from poolSize or the application's DataSource); Infinity if unknown. */
+function poolMax(dataSource: DataSource): number {
+  const max = (dataSource.driver as unknown as { master?: { options?: { max?: unknown } } }).master?.options?.max;
+  return typeof max === 'number' ? max : Infinity;
 }

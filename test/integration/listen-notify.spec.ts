@@ -4,9 +4,30 @@ import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp } from '../support/queue-app';
 import { WorkerProcess } from '../support/worker-process';
 
+@Injectable()
+class OneShot {
+  @JobHandler('one-shot')
+  async run(): Promise<string> {
+    return 'ok';
+  }
+}
+
 describeDialects(
   'LISTEN/NOTIFY wake-up',
   (db) => {
+    it('a pool of one connection: no LISTEN (it would hold the only connection); jobs and waiters run by polling', async () => {
+      // Before, the LISTEN connection took the pool's only one and everything else waited for it:
+      // the job was never claimed and waitFor timed out.
+      const app = await startQueueApp(db, { poolSize: 1, pollIntervalMs: 50 }, [OneShot]);
+      try {
+        const job = await app.queue.enqueue({ type: 'one-shot' });
+        expect((await app.queue.waitFor(job.id, { timeoutMs: 10_000 })).state).toBe('done');
+        expect((await app.rows(`SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`))[0].n).toBe('0');
+      } finally {
+        await app.close();
+      }
+    }, 30_000);
+
     it('an idle worker with a 5 s poll interval starts a job enqueued by another process in well under a second', async () => {
       const app = await startQueueApp(db, { worker: false, externalTypes: ['noop'] });
       const worker = new WorkerProcess('engine.worker', { ...db.options(), pollIntervalMs: 5_000 });
