@@ -69,10 +69,14 @@ export class DemoRunPrinter {
       `  queue: ${STATES.map((s) => `${s} ${s === 'running' ? stats.running : stats.byState[s]}`).join(' ')}; last ${r.windowMs / 60_000} min: ` +
         `${r.done} done, ${r.failed} failed, mean ${r.meanDurationMs === null ? '-' : `${Math.round(r.meanDurationMs)} ms`} per job\n`,
     );
+    // The dashboard's URL scrolled away behind the live view: repeat it next to the operator calls.
     this.write(
-      `\ntry: curl -s localhost:${port}/stats\n` +
+      `\nopen http://localhost:${port}/dashboard (the jobs, their graphs and the schedules), or try:\n` +
+        `     curl -s localhost:${port}/stats\n` +
         `     curl -s -X POST localhost:${port}/pipelines -H 'content-type: application/json' -d '{"tenant":"initech"}'\n` +
-        `     curl -s localhost:${port}/jobs/${pipelines[0]?.report.id ?? 1}\n\n`,
+        `     curl -s localhost:${port}/jobs/${pipelines[0]?.report.id ?? 1}\n` +
+        `     curl -s 'localhost:${port}/jobs?type=render&group=acme&limit=5'\n` +
+        `     curl -s -X POST localhost:${port}/pause -H 'content-type: application/json' -d '{"type":"render"}'   # then the same to /resume\n\n`,
     );
   }
 }
