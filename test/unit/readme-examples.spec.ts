@@ -146,6 +146,25 @@ describe('README examples', () => {
     expect(blocks.filter(augments).length).toBeGreaterThanOrEqual(1);
   });
 
+  it('every subpath the README imports is exported by package.json, to the built file of its lib/ folder', () => {
+    // The spec resolves the package to lib/ through tsconfig paths; an app resolves it through
+    // package.json: `exports` (moduleResolution node16/nodenext/bundler) or `typesVersions` (node10).
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const subpaths = [...new Set([...readme.matchAll(/from 'nestjs-sql-job-queue\/(\w+)'/g)].map((m) => m[1]))].sort();
+    expect(subpaths).toEqual(expect.arrayContaining(['dashboard', 'health', 'metrics', 'testing', 'tracing']));
+    for (const sub of subpaths) {
+      expect({ sub, exports: pkg.exports[`./${sub}`] }).toEqual({
+        sub,
+        exports: { types: `./dist/lib/${sub}/index.d.ts`, default: `./dist/lib/${sub}/index.js` },
+      });
+      expect({ sub, typesVersions: pkg.typesVersions['*'][sub] }).toEqual({ sub, typesVersions: [`dist/lib/${sub}/index.d.ts`] });
+      expect(ts.sys.fileExists(join(root, `lib/${sub}/index.ts`))).toBe(true);
+    }
+    expect(pkg.exports['.']).toEqual({ types: './dist/lib/index.d.ts', default: './dist/lib/index.js' });
+    expect(pkg.files).toEqual(expect.arrayContaining(['dist/lib']));
+  });
+
   it('every ts block compiles against the real types', () => {
     const errors = [...check(blocks.filter((b) => !augments(b))), ...blocks.filter(augments).flatMap((b) => check([b]))];
     expect(errors).toEqual([]);
