@@ -1,7 +1,10 @@
 import { sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { JobState } from '../job.types';
+import { readOldestReadyAgeMs } from './oldest-ready.sql';
 import type { QueueStats } from './queue-stats';
+
+export { readOldestReadyAgeMs } from './oldest-ready.sql';
 
 const STATES: JobState[] = ['waiting', 'ready', 'leased', 'running', 'done', 'failed', 'cancelled'];
 
@@ -11,16 +14,6 @@ export async function readStateCounts(db: SqlExecutor): Promise<Record<JobState,
   const byState = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<JobState, number>;
   for (const r of rows) byState[r.state as JobState] = Number(r.n);
   return byState;
-}
-
-/** Age in ms of the longest-waiting claimable job (0 when none). */
-export async function readOldestReadyAgeMs(db: SqlExecutor): Promise<number> {
-  const d = db.dialect;
-  const now = d.now();
-  // A promoted or retried job became claimable at updated_at, a delayed one at run_after.
-  const { rows } = await db.run(sql`SELECT MAX(${d.diffMs(sql`CASE WHEN run_after > updated_at THEN run_after ELSE updated_at END`, now)}) AS age
-      FROM jobs WHERE state = 'ready' AND run_after <= ${now}`);
-  return Math.max(0, Math.round(Number(rows[0]?.age ?? 0)));
 }
 
 /**
