@@ -3,17 +3,14 @@ import type { SqlExecutor } from '../database/sql-executor';
 import type { JobState } from '../job.types';
 import { readOldestReadyAgeMs } from './oldest-ready.sql';
 import type { QueueStats } from './queue-stats';
+import { countStates, OPEN_STATES, TERMINAL_STATES } from './state-counts.sql';
 
 export { readOldestReadyAgeMs } from './oldest-ready.sql';
 
-const STATES: JobState[] = ['waiting', 'ready', 'leased', 'running', 'done', 'failed', 'cancelled'];
-
-/** Jobs per state, every state present. */
+/** Jobs per state, every state present: exact, each state counted through an index. */
 export async function readStateCounts(db: SqlExecutor): Promise<Record<JobState, number>> {
-  const { rows } = await db.run(sql`SELECT state, COUNT(*) AS n FROM jobs GROUP BY state`);
-  const byState = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<JobState, number>;
-  for (const r of rows) byState[r.state as JobState] = Number(r.n);
-  return byState;
+  const [open, terminal] = await Promise.all([countStates(db, OPEN_STATES), countStates(db, TERMINAL_STATES)]);
+  return { ...open, ...terminal };
 }
 
 /**

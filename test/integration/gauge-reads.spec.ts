@@ -1,6 +1,8 @@
 import { sql, type Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { OLDEST_READY_CANDIDATES, oldestReadyStatement, readOldestReady } from '../../lib/stats/oldest-ready.sql';
+import { readStateCounts } from '../../lib/stats/queue-stats.sql';
+import { SQLITE_COUNT_SLICE, sqliteSliceStatement } from '../../lib/stats/state-counts.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -124,6 +126,31 @@ describeDialects('the metrics gauges and the health check read a bounded part of
         expect(searches.length).toBeGreaterThan(0);
         for (const line of searches) expect(line).toMatch(/jobs_ready_idx \((type=\? AND priority[<=]\?|type>\?)/);
       }
+    });
+
+    it('counts every state exactly, SQLite in slices of its state index', async () => {
+      const { rows } = await app.db.run(sql`SELECT state, COUNT(*) AS n FROM jobs GROUP BY state`);
+      const expected = { waiting: 0, ready: 4 * READY_PER_LEVEL + 100, leased: 0, running: 0, done: DONE, failed: 0, cancelled: 0 };
+      expect(Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]))).toEqual({ ready: expected.ready, done: DONE });
+      if (db.dialect !== 'sqlite') {
+        expect(await readStateCounts(app.db)).toEqual(expected);
+        return;
+      }
+      // better-sqlite3 runs each statement on the event loop: none may count more than a slice.
+      const counted: number[] = [];
+      const recording: SqlExecutor = {
+        dialect: app.db.dialect,
+        run: async (statement) => {
+          const result = await app.db.run(statement);
+          for (const r of result.rows) counted.push(Number(r.n));
+          return result;
+        },
+      };
+      expect(await readStateCounts(recording)).toEqual(expected);
+      expect(Math.max(...counted)).toBe(SQLITE_COUNT_SLICE);
+      expect(counted.reduce((a, b) => a + b, 0)).toBe(DONE + expected.ready);
+      const plan = await explainText(app, 'EXPLAIN QUERY PLAN', sqliteSliceStatement('done', 0));
+      expect(plan).toMatch(/SEARCH jobs USING COVERING INDEX jobs_state_id_idx \(state=\? AND id>\?\)/);
     });
   });
 
