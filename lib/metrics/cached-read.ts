@@ -1,10 +1,18 @@
+/** A paced read: its value is kept `factor` times as long as the read took, at most `maxMs`. */
+export interface ReadPace {
+  factor: number;
+  maxMs: number;
+}
+
 /**
  * A value read at most once per `ttlMs`, and never twice at once: callers that arrive while a
  * read is in flight share it, and callers within `ttlMs` of the last read get its value. Ten
  * scrapers at once cost one query. A failed read is not cached (the next caller tries again).
+ * With a `pace`, a slow read is kept longer (up to `pace.maxMs`), so that a read whose cost grows
+ * with the data takes a bounded share of the time however large the data grows.
  */
 export class CachedRead<T> {
-  private value: { at: number; data: T } | undefined;
+  private value: { at: number; data: T; ttlMs: number } | undefined;
   private inFlight: Promise<T> | undefined;
   /** Reads actually started (for tests and the curious). */
   reads = 0;
@@ -13,16 +21,17 @@ export class CachedRead<T> {
     private readonly load: () => Promise<T>,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    private readonly pace?: ReadPace,
   ) {}
 
   get(): Promise<T> {
-    if (this.value && this.now() - this.value.at < this.ttlMs) return Promise.resolve(this.value.data);
+    if (this.value && this.now() - this.value.at < this.value.ttlMs) return Promise.resolve(this.value.data);
     if (this.inFlight) return this.inFlight;
     this.reads++;
     const started = this.now();
     this.inFlight = this.load().then(
       (data) => {
-        this.value = { at: started, data };
+        this.value = { at: started, data, ttlMs: this.ttlFor(this.now() - started) };
         this.inFlight = undefined;
         return data;
       },
@@ -32,6 +41,11 @@ export class CachedRead<T> {
       },
     );
     return this.inFlight;
+  }
+
+  private ttlFor(tookMs: number): number {
+    if (!this.pace) return this.ttlMs;
+    return Math.max(this.ttlMs, Math.min(this.pace.factor * tookMs, this.pace.maxMs));
   }
 
   /**

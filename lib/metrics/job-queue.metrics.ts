@@ -5,13 +5,14 @@ import { JobLifecycle } from '../events/job-lifecycle';
 import type { JobEventName } from '../events/job-event.types';
 import type { JobSignal, JobSignalSink } from '../events/job-signal';
 import type { JobState } from '../job.types';
-import { readOldestReadyAgeMs, readStateCounts } from '../stats/queue-stats.sql';
-import { CachedRead } from './cached-read';
+import { readOldestReadyAgeMs } from '../stats/oldest-ready.sql';
+import { countStates, OPEN_STATES, TERMINAL_STATES } from '../stats/state-counts.sql';
+import { CachedRead, type ReadPace } from './cached-read';
 import { METRIC_NAMES, METRICS_OPTIONS } from './metrics.constants';
 import type { ResolvedMetricsOptions } from './metrics.options';
 
 interface Gauges {
-  byState: Record<JobState, number>;
+  open: Partial<Record<JobState, number>>;
   oldestReadyAgeMs: number;
 }
 
@@ -24,6 +25,14 @@ const COUNTED = new Set<JobEventName>(['enqueued', 'completed', 'failed', 'retry
 export const GAUGE_READ_WAIT_MS = 3_000;
 
 /**
+ * done/failed/cancelled count every finished job kept, so counting them costs more as the table
+ * grows (1,000,000 rows: 120 ms on PostgreSQL, 210 ms on MariaDB, 160 ms on SQLite in slices).
+ * They are recounted after 100 times as long as their last count took (at most 1% of the time),
+ * and at least every 5 minutes; the open states and the oldest ready age on every read.
+ */
+export const FINISHED_COUNT_PACE: ReadPace = { factor: 100, maxMs: 300_000 };
+
+/**
  * The queue's Prometheus metrics. Counters and histograms follow the lifecycle reports of this
  * process (no database work: per process, like any Prometheus counter; sum them across pods).
  * The two gauges that need the database are read on scrape, once per `cacheMs` however many
@@ -33,6 +42,7 @@ export const GAUGE_READ_WAIT_MS = 3_000;
 export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignalSink {
   readonly registry: Registry;
   private readonly gauges: CachedRead<Gauges>;
+  private readonly finished: CachedRead<Partial<Record<JobState, number>>>;
   private readonly enqueued: Counter<string>;
   private readonly completed: Counter<string>;
   private readonly failed: Counter<string>;
@@ -50,9 +60,10 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
     const registers = [this.registry];
     const labelNames = options.groupLabel ? ['type', 'group'] : ['type'];
     this.gauges = new CachedRead(async () => {
-      const [byState, oldestReadyAgeMs] = await Promise.all([readStateCounts(db), readOldestReadyAgeMs(db)]);
-      return { byState, oldestReadyAgeMs };
+      const [open, oldestReadyAgeMs] = await Promise.all([countStates(db, OPEN_STATES), readOldestReadyAgeMs(db)]);
+      return { open, oldestReadyAgeMs };
     }, options.cacheMs);
+    this.finished = new CachedRead(() => countStates(db, TERMINAL_STATES), options.cacheMs, Date.now, FINISHED_COUNT_PACE);
     this.enqueued = new Counter({ name: METRIC_NAMES.enqueued, help: 'Jobs enqueued by this process.', labelNames, registers });
     this.completed = new Counter({ name: METRIC_NAMES.completed, help: 'Jobs completed (done) in transactions this process committed.', labelNames, registers });
     this.failed = new Counter({ name: METRIC_NAMES.failed, help: 'Jobs failed for good in transactions this process committed.', labelNames, registers });
@@ -72,20 +83,24 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
       registers,
     });
     const gauges = this.gauges;
+    const finished = this.finished;
     new Gauge({
       name: METRIC_NAMES.jobs,
-      help: 'Jobs per state, cluster-wide (read on scrape, cached).',
+      help: 'Jobs per state, cluster-wide (read on scrape, cached; done/failed/cancelled recounted at most every 100 times their count time).',
       labelNames: ['state'],
       registers,
       async collect() {
         // A failed or unanswered read keeps the last values rather than failing the whole scrape.
-        const read = await gauges.getWithin(GAUGE_READ_WAIT_MS);
-        if (read) for (const [state, n] of Object.entries(read.byState)) this.set({ state }, n);
+        const [read, ended] = await Promise.all([gauges.getWithin(GAUGE_READ_WAIT_MS), finished.getWithin(GAUGE_READ_WAIT_MS)]);
+        for (const counts of [read?.open, ended]) if (counts) for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
       },
     });
     new Gauge({
       name: METRIC_NAMES.oldestReadyAge,
-      help: 'Age of the longest-waiting claimable job, in seconds (0 when none), cluster-wide.',
+      help:
+        'Age of the longest-waiting claimable job, in seconds (0 when none), cluster-wide. Read from at most 100 jobs per type and priority: ' +
+        'exact unless 100 jobs of one type and priority were due before its oldest became claimable (promoted after their dependencies, ' +
+        'or handed back); then the longest wait among those 100, never more than the true age.',
       registers,
       async collect() {
         const read = await gauges.getWithin(GAUGE_READ_WAIT_MS);

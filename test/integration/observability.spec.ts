@@ -110,15 +110,19 @@ describeDialects('metrics and health over HTTP', (db) => {
       expect(sample(text, 'job_queue_jobs{state="failed"}')).toBe(M);
       expect(sample(text, 'job_queue_oldest_ready_age_seconds')).toBe(0);
 
-      // Ten concurrent scrapes after the cache expired: one stats read (two statements), not ten.
+      // Ten concurrent scrapes after the cache expired: one stats read, not ten. Its statements:
+      // the open states (SQLite: a slice per state), the oldest ready age (MySQL: one per level),
+      // and the finished states when due; ten reads made 20 or more.
       const metrics = app.get(JobQueueMetrics);
       const dbRun = jest.spyOn(app.get(JobQueueDatabase), 'run');
       await new Promise((r) => setTimeout(r, 5_100));
       const before = metrics.statsReads;
       const texts = await Promise.all(Array.from({ length: 10 }, () => fetch(`${base}/metrics`).then((r) => r.text())));
       expect(metrics.statsReads - before).toBe(1);
-      const statsStatements = dbRun.mock.calls.filter(([s]) => /GROUP BY state|state = 'ready' AND run_after/.test(JSON.stringify(s)));
-      expect(statsStatements.length).toBe(2);
+      const gaugeStatement = /SELECT state, COUNT\(\*\) AS n FROM jobs|INDEXED BY jobs_state_id_idx|\(j\.run_after, j\.updated_at\)|GREATEST\(run_after, updated_at\) AS c|ORDER BY state, type, neg_priority LIMIT 1/;
+      const statsStatements = dbRun.mock.calls.filter(([s]) => gaugeStatement.test(JSON.stringify(s)));
+      expect(statsStatements.length).toBeGreaterThanOrEqual(2);
+      expect(statsStatements.length).toBeLessThanOrEqual(8);
       for (const t of texts) expect(sample(t, 'job_queue_jobs{state="done"}')).toBe(N + FLAKY);
       dbRun.mockRestore();
 

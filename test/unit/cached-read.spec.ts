@@ -43,4 +43,34 @@ describe('CachedRead', () => {
     expect(await cache.getWithin(1_000)).toBe(2); // failed: the last value
     expect(await new CachedRead<number>(() => new Promise(() => undefined), 0).getWithin(10)).toBeUndefined();
   });
+
+  it('with a pace, keeps a slow read factor times as long as it took, between ttl and the cap', async () => {
+    let now = 0;
+    let took = 0;
+    let loads = 0;
+    const cache = new CachedRead(
+      async () => {
+        now += took; // the read takes `took` ms of the clock
+        return ++loads;
+      },
+      5_000,
+      () => now,
+      { factor: 100, maxMs: 300_000 },
+    );
+    took = 10; // 100 × 10 ms = 1 s, under the 5 s ttl: the ttl holds
+    expect(await cache.get()).toBe(1);
+    now = 5_000;
+    took = 150; // a million finished rows: kept 15 s from the read's start
+    expect(await cache.get()).toBe(2);
+    now = 5_000 + 14_999;
+    expect(await cache.get()).toBe(2);
+    now = 5_000 + 15_000;
+    took = 10_000; // 100 × 10 s would be 1,000 s: capped at 300 s
+    expect(await cache.get()).toBe(3);
+    now = 20_000 + 299_999;
+    expect(await cache.get()).toBe(3);
+    now = 20_000 + 300_000;
+    expect(await cache.get()).toBe(4);
+    expect(cache.reads).toBe(4);
+  });
 });
