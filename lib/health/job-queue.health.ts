@@ -6,7 +6,7 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { isTimerMs, MAX_TIMER_MS } from '../options/timer-ms';
 import { WorkerVitals } from '../scheduler/worker-vitals';
-import { readOldestReadyAgeMs } from '../stats/queue-stats.sql';
+import { readOldestReadyAgeMs } from '../stats/oldest-ready.sql';
 import { healthVerdict } from './health-verdict';
 
 export interface JobQueueHealthOptions {
@@ -20,7 +20,8 @@ export interface JobQueueHealthOptions {
  * A @nestjs/terminus 12 health indicator for this process's queue: `down` when the database does
  * not answer, or when this process's claim loop or lease renewal has been failing for longer
  * than a lease TTL; `degraded` (HTTP 200, overall status `degraded`) when the oldest ready job
- * is older than `maxOldestReadyAgeMs`; else `up`. One light query per check (the oldest ready age).
+ * is older than `maxOldestReadyAgeMs`; else `up`. One read per check: the oldest ready age, a few
+ * index probes per (type, priority) of the ready jobs (on MySQL a statement each), not a scan.
  */
 @Injectable()
 export class JobQueueHealthIndicator {
