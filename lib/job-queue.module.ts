@@ -21,6 +21,7 @@ import { SlicedPromotions } from './finalize/sliced-promotions';
 import { PgNotifyListener } from './notify/pg-notify.listener';
 import { SettledNotifier } from './notify/settled.notifier';
 import { JobQueueOrchestrator } from './scheduler/job-queue.orchestrator';
+import { ShutdownClock } from './scheduler/shutdown-clock';
 import { SchedulerService } from './scheduler/scheduler.service';
 import { SweepsService } from './sweeps/sweeps.service';
 import { resolveOptions } from './options/resolve-options';
@@ -75,6 +76,7 @@ import { WorkerVitals } from './scheduler/worker-vitals';
     SettledNotifier,
     JobWaiters,
     JobQueueOrchestrator,
+    ShutdownClock,
     RecurringExplorer,
     RecurringService,
     JobArgsValidator,

@@ -23,6 +23,7 @@ import type { ScheduleView } from './schedule-view';
 import { normalizeScheduleFilter, scheduleFilterText, type FindSchedulesResult, type ScheduleFilter } from './schedule-filter';
 import { decodeKeyCursor, encodeKeyCursor } from '../query/find-cursor';
 import { normalizePageOptions, type FindOptions } from '../query/job-filter';
+import { ShutdownClock } from '../scheduler/shutdown-clock';
 import {
   anyScheduleDue,
   databaseNow,
@@ -107,6 +108,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     private readonly events: JobQueueEvents,
     private readonly timers: SchedulerRegistry,
     private readonly lifecycle: JobLifecycle,
+    private readonly shutdown: ShutdownClock,
   ) {
     this.timerName = `job-queue:${options.workerId}:recurring`;
     this.renewTimerName = `job-queue:${options.workerId}:recurring-declarations`;
@@ -131,7 +133,9 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
   async beforeApplicationShutdown(): Promise<void> {
     if (this.timers.doesExist('interval', this.timerName)) this.timers.deleteInterval(this.timerName);
     if (this.timers.doesExist('interval', this.renewTimerName)) this.timers.deleteInterval(this.renewTimerName);
-    await Promise.all([this.ticking, this.renewing]);
+    // A tick or renewal waiting for a server that stopped answering would hold app.close()
+    // forever: waited for within the shutdown's bound only (the connections close after it).
+    await this.shutdown.deadline().wait(Promise.all([this.ticking, this.renewing]), 'the recurring tick');
   }
 
   /** Renews this process's `@Recurring` declarations; one renewal at a time, failures logged. */

@@ -23,7 +23,8 @@ import { PausedWork } from '../pause/paused-work';
 import { SweepsService } from '../sweeps/sweeps.service';
 import { JobWaiters } from '../waiters/job-waiters.service';
 import { SchedulerService } from './scheduler.service';
-import { ShutdownDeadline } from './shutdown-deadline';
+import { ShutdownClock } from './shutdown-clock';
+import type { ShutdownDeadline } from './shutdown-deadline';
 import { JobLifecycle } from '../events/job-lifecycle';
 
 const TIMERS = ['poll', 'heartbeat', 'reclaim', 'timeout', 'retention', 'pause', 'weights'] as const;
@@ -47,7 +48,6 @@ const WEIGHT_SET_MARK_MS = 86_400_000;
 export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('JobQueue');
   private started = false;
-  private deadline: ShutdownDeadline | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -63,7 +63,10 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     private readonly settledNotifier: SettledNotifier,
     private readonly paused: PausedWork,
     private readonly lifecycle: JobLifecycle,
-  ) {}
+    private readonly clock: ShutdownClock,
+  ) {
+    clock.whenPassed(() => this.finalizer.stopRetrying());
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const types = this.handlers.types();
@@ -127,13 +130,9 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     await this.connection.close((work, what) => deadline.wait(work, what));
   }
 
-  /** One per shutdown, from its first hook on. */
+  /** The shutdown's deadline, shared with the other providers' hooks (see ShutdownClock). */
   private shutdownDeadline(): ShutdownDeadline {
-    this.deadline ??= new ShutdownDeadline(this.options.shutdownGraceMs, (what) => {
-      this.logger.warn(`shutdown: the database did not answer in time (waiting for ${what}); closing its connections, unwritten results are given up and their jobs will run again`);
-      this.finalizer.stopRetrying();
-    });
-    return this.deadline;
+    return this.clock.deadline();
   }
 
   private onNotification(payload: string): void {
