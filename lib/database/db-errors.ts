@@ -48,13 +48,22 @@ export function isConnectionError(err: unknown): boolean {
     ['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004'].includes(code) ||
     // A new connection refused for capacity (the server's or the role's connection limit): the
     // statement that needed it waits like any outage; the job it carried is not at fault.
-    code === '53300' || // postgres too_many_connections
-    ['PROTOCOL_CONNECTION_LOST', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR', 'ECONNCLOSED'].includes(code) ||
-    e.errno === 1203 || // mysql ER_TOO_MANY_USER_CONNECTIONS
-    e.errno === 1226 || // mysql ER_USER_LIMIT_REACHED (max_user_connections)
+    isCapacityRefusal(err) ||
+    ['PROTOCOL_CONNECTION_LOST', 'ER_SERVER_SHUTDOWN', 'ECONNCLOSED'].includes(code) ||
     e.errno === 1927 || // mariadb ER_CONNECTION_KILLED
     /Connection terminated|connection is in closed state|Can't add new command when connection is in closed state|Cannot use a pool after calling end/i.test(
       e.message ?? String((err as Error)?.message ?? ''),
     )
+  );
+}
+
+/** A new connection the server refused for capacity: its connection limit, or the role's / user's. */
+export function isCapacityRefusal(err: unknown): boolean {
+  const e = driverError(err);
+  return (
+    e.code === '53300' || // postgres too_many_connections (max_connections, a role's or database's CONNECTION LIMIT)
+    e.code === 'ER_CON_COUNT_ERROR' || // mysql 1040, max_connections
+    e.errno === 1203 || // mysql ER_TOO_MANY_USER_CONNECTIONS
+    e.errno === 1226 // mysql ER_USER_LIMIT_REACHED (max_user_connections)
   );
 }

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource, EntityManager, Logger, QueryRunner } from 'typeorm';
-import { isConnectionError, isSqliteBusy, isTransientConflict } from './db-errors';
+import { Logger as NestLogger } from '@nestjs/common';
+import { capPoolAtOpen } from './cap-pool';
+import { isCapacityRefusal, isConnectionError, isSqliteBusy, isTransientConflict } from './db-errors';
 import type { SqlDialect } from './dialects';
 import { Mutex } from './mutex';
 import { retrySqliteBusy } from './retry-sqlite-busy';
@@ -26,6 +28,7 @@ export interface TransactionOptions {
  * Lock conflicts re-run the whole transaction; callers keep their transactions free of side effects.
  */
 export class JobQueueDatabase implements SqlExecutor {
+  private readonly logger = new NestLogger('JobQueue');
   private readonly sqliteMutex = new Mutex();
   /** MySQL connections of our own DataSource already switched to READ COMMITTED for the session. */
   private readonly readCommitted = new WeakSet<object>();
@@ -142,7 +145,7 @@ export class JobQueueDatabase implements SqlExecutor {
    * 0.1 ms of every round trip. A broken connection goes back as an error, so the pool drops it.
    */
   private async withPgClient<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
-    const [client, release] = await (this.dataSource.driver as unknown as PgDriver).obtainMasterConnection();
+    const [client, release] = await this.obtain(() => (this.dataSource.driver as unknown as PgDriver).obtainMasterConnection());
     // A checked-out client reports a dropped connection as an 'error' event; unheard, that
     // event would crash the process. Heard, it marks the client broken for the release.
     let broken: Error | undefined;
@@ -166,11 +169,27 @@ export class JobQueueDatabase implements SqlExecutor {
    * pool drops a connection that failed fatally by itself.
    */
   private async withMysqlConnection<T>(work: (connection: MysqlConnection) => Promise<T>): Promise<T> {
-    const connection = await (this.dataSource.driver as unknown as MysqlDriver).obtainMasterConnection();
+    const connection = await this.obtain(() => (this.dataSource.driver as unknown as MysqlDriver).obtainMasterConnection());
     try {
       return await work(connection);
     } finally {
       connection.release();
+    }
+  }
+
+  /**
+   * A pooled connection. Refused one for capacity, our own pool keeps to the connections it has
+   * from then on (see capPoolAtOpen) and this asks again, now waiting for one of them.
+   */
+  private async obtain<T>(get: () => Promise<T>): Promise<T> {
+    try {
+      return await get();
+    } catch (err) {
+      if (!this.ownsDataSource || !isCapacityRefusal(err)) throw err;
+      const limit = capPoolAtOpen(this.dataSource, this.dialect.name === 'postgres' ? 2 : 1);
+      if (limit === undefined) throw err;
+      this.logger.warn(`the database refused a new connection (${(err as Error).message}): the queue's pool keeps to the ${limit} it has`);
+      return get();
     }
   }
 
