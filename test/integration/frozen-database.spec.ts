@@ -88,8 +88,15 @@ describeDialects(
         // one more read each, then none.
         const sinceFirst = reads.mock.calls.length - metricReads;
         expect(sinceFirst).toBeLessThanOrEqual(3);
-        expect(await within(registry.metrics(), SCRAPE_TIMEOUT_MS * 2)).not.toBe('no answer');
-        expect(reads.mock.calls.length - metricReads).toBe(sinceFirst); // every gauge read is still the one in flight
+        // However long the server stays silent, reads do not pile up: one per gauge (the oldest
+        // ready age, the open states, the finished states) and the health checks' one. Which of
+        // the paced counts has come due by a given scrape depends on the machine's speed (CI
+        // once saw the finished states come due between the last two scrapes).
+        for (let i = 0; i < 3; i++) {
+          expect(await within(registry.metrics(), SCRAPE_TIMEOUT_MS * 2)).not.toBe('no answer');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        expect(reads.mock.calls.length).toBeLessThanOrEqual(3 + 1);
       } finally {
         reads.mockRestore();
         proxy.thaw();
