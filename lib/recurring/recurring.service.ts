@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronTime } from 'cron';
+import { databaseNow } from '../database/database-now.sql';
 import { isUniqueViolation } from '../database/db-errors';
 import { JobQueueConnection } from '../database/job-queue.connection';
 import type { SqlExecutor } from '../database/sql-executor';
@@ -26,7 +27,6 @@ import { normalizePageOptions, type FindOptions } from '../query/job-filter';
 import { ShutdownClock } from '../scheduler/shutdown-clock';
 import {
   anyScheduleDue,
-  databaseNow,
   declareSchedule,
   deleteSchedule,
   findSchedule,

@@ -1,3 +1,4 @@
+import { databaseNow } from '../database/database-now.sql';
 import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import type { ScheduleDefinition } from './schedule-definition';
@@ -69,13 +70,6 @@ function toSchedule(row: Row, tx: SqlExecutor): StoredSchedule {
     declaredUntil: tx.dialect.parseTime(row.declared_until),
     declaredSince: tx.dialect.parseTime(row.declared_since),
   };
-}
-
-/** The database's clock, as a Date. */
-export async function databaseNow(tx: SqlExecutor): Promise<Date> {
-  const now = tx.dialect.name === 'mysql' ? sql`CAST(UTC_TIMESTAMP(3) AS CHAR)` : tx.dialect.now();
-  const { rows } = await tx.run(sql`SELECT ${now} AS now`);
-  return tx.dialect.parseTime(rows[0].now)!;
 }
 
 export async function findSchedule(tx: SqlExecutor, name: string): Promise<StoredSchedule | null> {

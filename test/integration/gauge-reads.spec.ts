@@ -1,23 +1,17 @@
-import { sql, type Sql } from '../../lib/database/sql';
+import { sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { OLDEST_READY_CANDIDATES, oldestReadyStatement, readOldestReady } from '../../lib/stats/oldest-ready.sql';
 import { readStateCounts } from '../../lib/stats/queue-stats.sql';
 import { SQLITE_COUNT_SLICE, sqliteSliceStatement } from '../../lib/stats/state-counts.sql';
 import { describeDialects } from '../support/describe-dialects';
+import { numbers } from '../support/number-rows';
+import { explainText, mysqlRowsRead } from '../support/plan-reads';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
 const READY_PER_LEVEL = 5_000;
 const DONE = 30_000;
 const S = 1_000;
 const MIN = 60 * S;
-
-/** 1..n as a row source with column `i`, on every dialect (MariaDB's seq_ tables are not MySQL's). */
-function numbers(app: QueueApp, n: number): Sql {
-  if (app.db.dialect.name === 'postgres') return sql`generate_series(1, ${sql.raw(String(n))}) AS s (i)`;
-  const digit = `(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)`;
-  const from = [0, 1, 2, 3, 4].map((k) => `${digit} d${k}`).join(' CROSS JOIN ');
-  return sql`${sql.raw(`(SELECT d0.d + 10 * d1.d + 100 * d2.d + 1000 * d3.d + 10000 * d4.d + 1 AS i FROM ${from}) s WHERE s.i <= ${n}`)}`;
-}
 
 /** The database clock plus `ms` (a SQL expression in `i`). */
 const at = (app: QueueApp, ms: string) => app.db.dialect.addMs(app.db.dialect.now(), sql`${sql.raw(`(${ms})`)}`);
@@ -43,28 +37,6 @@ async function bothAges(app: QueueApp): Promise<{ read: { ageMs: number; exact: 
   const read = await readOldestReady(app.db);
   const reference = await fullScanAgeMs(app.db);
   return { read, reference, slackMs: performance.now() - started + 2 };
-}
-
-async function explainText(app: QueueApp, prefix: string, statement: Sql): Promise<string> {
-  const { text, params } = statement.render(app.db.dialect.name);
-  const rows: Record<string, unknown>[] = await app.dataSource.query(`${prefix} ${text}`, params);
-  return rows.map((r) => Object.values(r).join(' ')).join('\n');
-}
-
-/** MySQL: index entries and rows the server read while `work` ran on one connection. */
-async function mysqlRowsRead<T>(app: QueueApp, work: (tx: SqlExecutor) => Promise<T>): Promise<{ result: T; read: number }> {
-  const runner = app.dataSource.createQueryRunner();
-  const counted = async () => {
-    const rows: Array<{ Value: string }> = await runner.query(`SHOW SESSION STATUS LIKE 'Handler_read%'`);
-    return rows.reduce((n, r) => n + Number(r.Value), 0);
-  };
-  try {
-    const before = await counted();
-    const result = await work(app.db.executorFor(runner.manager));
-    return { result, read: (await counted()) - before };
-  } finally {
-    await runner.release();
-  }
 }
 
 describeDialects('the metrics gauges and the health check read a bounded part of a large table', (db) => {

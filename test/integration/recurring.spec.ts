@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ArgsNotSerializableError, ArgsTooLargeError, InvalidScheduleError, JobHandler, Recurring, type RecurringArgs } from '../../lib';
 import { sql } from '../../lib/database/sql';
-import { databaseNow } from '../../lib/recurring/schedules.sql';
+import { databaseNow } from '../../lib/database/database-now.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
