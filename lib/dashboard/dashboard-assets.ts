@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { moduleDir } from './module-dir';
 
 /** The browser bundle, built by scripts/build-dashboard-ui.cjs into dist/dashboard-ui/. */
 export const ASSET_FILES: Readonly<Record<string, string>> = {
@@ -9,11 +10,12 @@ export const ASSET_FILES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Where the bundle is: next to the compiled module in the package (dist/lib/dashboard →
- * dist/dashboard-ui), or, when the TypeScript sources run directly (tests), dist/ of the cwd.
+ * Where the bundle is: next to the compiled module in the package (dist/lib/dashboard or
+ * dist/esm/dashboard → dist/dashboard-ui), or, when the TypeScript sources run directly
+ * (tests), dist/ of the cwd.
  */
 export function dashboardAssetsDir(): string {
-  const here = typeof __dirname === 'string' ? __dirname : undefined;
+  const here = moduleDir;
   const candidates = [
     ...(here ? [resolve(here, '..', '..', 'dashboard-ui'), resolve(here, '..', '..', 'dist', 'dashboard-ui')] : []),
     resolve(process.cwd(), 'dist', 'dashboard-ui'),
