@@ -146,23 +146,26 @@ describe('README examples', () => {
     expect(blocks.filter(augments).length).toBeGreaterThanOrEqual(1);
   });
 
-  it('every subpath the README imports is exported by package.json, to the built file of its lib/ folder', () => {
+  it('every subpath the README imports is exported by package.json, to the built files of its lib/ folder', () => {
     // The spec resolves the package to lib/ through tsconfig paths; an app resolves it through
-    // package.json: `exports` (moduleResolution node16/nodenext/bundler) or `typesVersions` (node10).
+    // package.json: `exports` (moduleResolution node16/nodenext/bundler; `import` gets the ES
+    // module build, `require` the CommonJS one) or `typesVersions` (node10, CommonJS).
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const subpaths = [...new Set([...readme.matchAll(/from 'nestjs-sql-job-queue\/(\w+)'/g)].map((m) => m[1]))].sort();
     expect(subpaths).toEqual(expect.arrayContaining(['dashboard', 'health', 'metrics', 'testing', 'tracing']));
+    const dual = (dir: string) => ({
+      import: { types: `./dist/esm/${dir}index.d.ts`, default: `./dist/esm/${dir}index.js` },
+      require: { types: `./dist/lib/${dir}index.d.ts`, default: `./dist/lib/${dir}index.js` },
+    });
     for (const sub of subpaths) {
-      expect({ sub, exports: pkg.exports[`./${sub}`] }).toEqual({
-        sub,
-        exports: { types: `./dist/lib/${sub}/index.d.ts`, default: `./dist/lib/${sub}/index.js` },
-      });
+      expect({ sub, exports: pkg.exports[`./${sub}`] }).toEqual({ sub, exports: dual(`${sub}/`) });
       expect({ sub, typesVersions: pkg.typesVersions['*'][sub] }).toEqual({ sub, typesVersions: [`dist/lib/${sub}/index.d.ts`] });
       expect(ts.sys.fileExists(join(root, `lib/${sub}/index.ts`))).toBe(true);
     }
-    expect(pkg.exports['.']).toEqual({ types: './dist/lib/index.d.ts', default: './dist/lib/index.js' });
-    expect(pkg.files).toEqual(expect.arrayContaining(['dist/lib']));
+    expect(pkg.exports['.']).toEqual(dual(''));
+    expect({ main: pkg.main, types: pkg.types }).toEqual({ main: 'dist/lib/index.js', types: 'dist/lib/index.d.ts' });
+    expect(pkg.files).toEqual(expect.arrayContaining(['dist/lib', 'dist/esm', 'dist/dashboard-ui']));
   });
 
   it('every ts block compiles against the real types', () => {
