@@ -43,10 +43,12 @@ async function ok(file: string, args: string[], cwd: string, timeout?: number): 
   return result.stdout;
 }
 
-/** The last line of a child's stdout, as JSON (what the check scripts print). */
+/** The last line of a child's stdout, as JSON (what the check scripts print), and its stderr. */
 async function report(file: string, args: string[], cwd: string): Promise<any> {
-  const lines = (await ok(file, args, cwd)).trim().split('\n');
-  return JSON.parse(lines[lines.length - 1]);
+  const result = await run(file, args, cwd);
+  if (result.code !== 0) throw new Error(`${[file, ...args].join(' ')} exited ${result.code}\n${result.stdout}\n${result.stderr}`);
+  const lines = result.stdout.trim().split('\n');
+  return { ...JSON.parse(lines[lines.length - 1]), stderr: result.stderr };
 }
 
 /** node_modules of the consumer: the repository's entries as links, except `skip`. */
@@ -226,6 +228,7 @@ describe('the packed package, installed in an app', () => {
       'nestjs-sql-job-queue/testing': { file: url('dist/esm/testing/index.js'), exports: expect.any(Number) },
       'nestjs-sql-job-queue/dashboard': { file: url('dist/esm/dashboard/index.js'), exports: expect.any(Number) },
       missingPeers: JSON.parse(peers), // really not installed: importing them would have failed
+      stderr: '', // no MODULE_TYPELESS_PACKAGE_JSON: dist/esm/package.json says "type": "module"
     });
     expect(cjs).toEqual({
       'nestjs-sql-job-queue': { file: join(installed, 'dist/lib/index.js'), exports: esm['nestjs-sql-job-queue'].exports },
@@ -233,6 +236,7 @@ describe('the packed package, installed in an app', () => {
       'nestjs-sql-job-queue/dashboard': { file: join(installed, 'dist/lib/dashboard/index.js'), exports: esm['nestjs-sql-job-queue/dashboard'].exports },
       missingPeers: JSON.parse(peers),
       loadedPeers: [],
+      stderr: expect.any(String), // Node 20 warns that require() loads the ES modules of NestJS
     });
     expect(esm['nestjs-sql-job-queue'].exports).toBeGreaterThan(50);
   }, 120_000);
@@ -244,8 +248,8 @@ describe('the packed package, installed in an app', () => {
       report(process.execPath, [join(app, 'dashboard.mjs'), join(tmp, 'esm.sqlite'), shipped], elsewhere),
       report(process.execPath, [join(app, 'dashboard.cjs'), join(tmp, 'cjs.sqlite'), shipped], elsewhere),
     ]);
-    expect(esm).toEqual({ served: `file://${join(installed, 'dist/esm/dashboard/index.js')}`, page: 200, asset: 200, shipped: true });
-    expect(cjs).toEqual({ served: join(installed, 'dist/lib/dashboard/index.js'), page: 200, asset: 200, shipped: true });
+    expect(esm).toMatchObject({ served: `file://${join(installed, 'dist/esm/dashboard/index.js')}`, page: 200, asset: 200, shipped: true });
+    expect(cjs).toMatchObject({ served: join(installed, 'dist/lib/dashboard/index.js'), page: 200, asset: 200, shipped: true });
   }, 120_000);
 
   it('loads every subpath in both formats once the optional peers are installed', async () => {
