@@ -49,7 +49,8 @@ export interface Overview {
   counts: Record<JobState, number>;
   groups: Array<{ group: string; ready: number; running: number; weight: number }>;
   groupsPartial: boolean;
-  throughput: Array<{ minutesAgo: number; done: number; failed: number }>;
+  /** `estimated`: a busy minute, extrapolated from a bounded read. */
+  throughput: Array<{ minutesAgo: number; done: number; failed: number; estimated: boolean }>;
   oldestReadyAgeMs: number;
   paused: Array<{ type?: string; group?: string }>;
   pausedCount: number;

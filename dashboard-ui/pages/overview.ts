@@ -110,7 +110,8 @@ function throughput(o: Overview): HTMLElement {
   }
   o.throughput.forEach((t, i) => {
     const x = pad.l + i * bw + 1;
-    const title = `${t.minutesAgo} min ago: ${t.done} done, ${t.failed} failed`;
+    const about = t.estimated ? 'about ' : '';
+    const title = `${t.minutesAgo} min ago: ${about}${t.done} done, ${about}${t.failed} failed${t.estimated ? ' (estimated from a sample of the minute)' : ''}`;
     if (t.done) svg.append(s('rect', { x, y: y(t.done), width: bw - 2, height: y(0) - y(t.done), class: 'bar-done' }, s('title', {}, title)));
     if (t.failed) svg.append(s('rect', { x, y: y(t.done + t.failed), width: bw - 2, height: y(t.done) - y(t.done + t.failed), class: 'bar-failed' }, s('title', {}, title)));
   });
@@ -118,11 +119,13 @@ function throughput(o: Overview): HTMLElement {
     svg.append(s('text', { x: pad.l + i * bw + bw / 2, y: H - 6, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === 59 ? 'end' : 'middle' }, label));
   }
   const total = o.throughput.reduce((a, t) => ({ done: a.done + t.done, failed: a.failed + t.failed }), { done: 0, failed: 0 });
+  // Busy minutes are extrapolated from a bounded read (the server's throughput-history.ts).
+  const approx = o.throughput.some((t) => t.estimated) ? '≈ ' : '';
   return h(
     'section',
     { class: 'card' },
     h('h2', {}, 'Finished per minute, last hour'),
     svg,
-    h('p', { class: 'legend' }, h('span', { class: 'dot bar-done' }), `${total.done.toLocaleString()} done  `, h('span', { class: 'dot bar-failed' }), `${total.failed.toLocaleString()} failed`),
+    h('p', { class: 'legend' }, h('span', { class: 'dot bar-done' }), `${approx}${total.done.toLocaleString()} done  `, h('span', { class: 'dot bar-failed' }), `${approx}${total.failed.toLocaleString()} failed`),
   );
 }

@@ -5,7 +5,8 @@ import type { JobState } from '../job.types';
 /**
  * The overview's statements. Each reads a bounded number of index entries, so the overview
  * stays cheap on a table of millions: counts stop at a cap (the page shows "100,000+"), the
- * throughput reads only the last hour through jobs_finished_idx, and in-flight rows are few.
+ * throughput reads at most a few thousand rows per minute (stats/finished-strata.ts), and in-flight
+ * rows are few.
  */
 
 /** Jobs in one state, counted up to `cap` through the (state, id) index. */
@@ -20,33 +21,11 @@ export function groupsInFlight(cap: number): Sql {
     GROUP BY group_key, state`;
 }
 
-/** Done and failed jobs per minute over the last `minutes`, bucketed by minutes ago (0 = this minute). */
-export function throughputPerMinute(d: SqlDialect, minutes: number): Sql {
-  const now = d.now();
-  const ago = sql`${d.diffMs(sql`finished_at`, now)} / 60000`;
-  const bucket = d.name === 'sqlite' ? sql`CAST(${ago} AS INTEGER)` : sql`FLOOR(${ago})`;
-  return sql`SELECT ${bucket} AS ago, state, COUNT(*) AS n FROM jobs
-    WHERE finished_at >= ${d.addMs(now, -minutes * 60_000)} AND state IN ('done', 'failed')
-    GROUP BY ${bucket}, state`;
-}
-
 /** Lease owners (worker processes) with jobs in flight, and the age of their latest heartbeat. */
 export function workersInFlight(d: SqlDialect, limit: number): Sql {
   return sql`SELECT lease_owner, COUNT(*) AS n, MIN(${d.diffMs(sql`heartbeat_at`, d.now())}) AS heartbeat_age
     FROM jobs WHERE state IN ('leased', 'running') AND lease_owner IS NOT NULL
     GROUP BY lease_owner ORDER BY COUNT(*) DESC, lease_owner LIMIT ${limit}`;
-}
-
-/**
- * Age of the longest-waiting claimable job among the `sample` oldest ready ids (a promoted or
- * retried job became claimable at updated_at, a delayed one at run_after). Bounded, and exact
- * unless an old id was re-opened behind younger ones.
- */
-export function oldestReadyAge(d: SqlDialect, sample: number): Sql {
-  const now = d.now();
-  return sql`SELECT MAX(age) AS age FROM (
-    SELECT ${d.diffMs(sql`CASE WHEN run_after > updated_at THEN run_after ELSE updated_at END`, now)} AS age
-    FROM jobs WHERE state = 'ready' AND run_after <= ${now} ORDER BY id LIMIT ${sample}) t`;
 }
 
 /** Recurring schedules in all (the table holds one row per schedule, thousands at most). */

@@ -16,7 +16,9 @@ import { nearestEdges } from './nearest-edges';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { parseJobsQuery, parseSchedulesQuery } from './dashboard-query';
-import { cappedStateCount, groupsInFlight, oldestReadyAge, pausedPreview, scheduleCount, throughputPerMinute, workersInFlight } from './dashboard-stats.sql';
+import { readOldestReadyAgeMs } from '../stats/oldest-ready.sql';
+import { cappedStateCount, groupsInFlight, pausedPreview, scheduleCount, workersInFlight } from './dashboard-stats.sql';
+import { ThroughputHistory } from './throughput-history';
 import { toPauseTarget, type PausedEntry } from '../pause/pause-target';
 import type { ScheduleView } from '../recurring/schedule-view';
 import { SharedSnapshots } from './shared-snapshot';
@@ -51,7 +53,8 @@ export interface OverviewView {
   /** More groups or rows than shown. */
   groupsPartial: boolean;
   /** Index 0 = 59 minutes ago … index 59 = this minute. */
-  throughput: Array<{ minutesAgo: number; done: number; failed: number }>;
+  /** Per minute, oldest first; `estimated`: more finished than one bounded read takes, extrapolated. */
+  throughput: Array<{ minutesAgo: number; done: number; failed: number; estimated: boolean }>;
   oldestReadyAgeMs: number;
   /** The first MAX_PAUSED entries; `pausedCount` counts them all. */
   paused: Array<{ type?: string; group?: string }>;
@@ -105,6 +108,7 @@ export interface GraphNodeView {
 export class DashboardService {
   private readonly overviews: SharedSnapshots<OverviewView>;
   private readonly throughputs: SharedSnapshots<OverviewView['throughput']>;
+  private readonly throughputHistory = new ThroughputHistory(THROUGHPUT_MINUTES);
   private readonly graphs: SharedSnapshots<unknown>;
 
   constructor(
@@ -207,28 +211,15 @@ export class DashboardService {
     };
   }
 
-  private async readThroughput(): Promise<OverviewView['throughput']> {
-    const { rows } = await this.db.run(throughputPerMinute(this.db.dialect, THROUGHPUT_MINUTES));
-    const throughput = Array.from({ length: THROUGHPUT_MINUTES }, (_, i) => ({ minutesAgo: THROUGHPUT_MINUTES - 1 - i, done: 0, failed: 0 }));
-    for (const r of rows) {
-      const ago = Math.max(0, Number(r.ago));
-      if (ago >= THROUGHPUT_MINUTES) continue;
-      const slot = throughput[THROUGHPUT_MINUTES - 1 - ago];
-      if (r.state === 'done') slot.done += Number(r.n);
-      else slot.failed += Number(r.n);
-    }
-    return throughput;
-  }
-
   private async readOverview(): Promise<OverviewView> {
     const d = this.db.dialect;
     const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
     // One statement at a time: SQLite serializes anyway, and a pool is left for the workers.
     for (const state of JOB_STATES) counts[state] = Number((await this.db.run(cappedStateCount(state, COUNT_CAP))).rows[0]?.n ?? 0);
     const groupRows = (await this.db.run(groupsInFlight(GROUP_ROWS_CAP))).rows;
-    const throughput = await this.throughputs.get('throughput', () => this.readThroughput());
+    const throughput = await this.throughputs.get('throughput', () => this.throughputHistory.read(this.db));
     const workerRows = (await this.db.run(workersInFlight(d, MAX_WORKERS))).rows;
-    const oldest = (await this.db.run(oldestReadyAge(d, 1_000))).rows[0]?.age;
+    const oldest = await readOldestReadyAgeMs(this.db);
     const { paused, pausedCount } = await this.paused();
 
     const groups = new Map<string, OverviewView['groups'][number]>();
@@ -248,7 +239,7 @@ export class DashboardService {
       groups: sortedGroups.slice(0, MAX_GROUPS),
       groupsPartial: sortedGroups.length > MAX_GROUPS || groupRows.reduce((n, r) => n + Number(r.n), 0) >= GROUP_ROWS_CAP,
       throughput,
-      oldestReadyAgeMs: Math.max(0, Math.round(Number(oldest ?? 0))),
+      oldestReadyAgeMs: Math.max(0, Math.round(oldest)),
       paused,
       pausedCount,
       workers: workerRows.map((r) => ({

@@ -1,6 +1,9 @@
 import { sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { JobState } from '../job.types';
+import { databaseNow } from '../database/database-now.sql';
+import { countFinished, evenStrata, type FinishedCount } from './finished-strata';
+import { readFinishedStrata } from './finished-strata.sql';
 import { readOldestReadyAgeMs } from './oldest-ready.sql';
 import type { QueueStats } from './queue-stats';
 import { countStates, OPEN_STATES, TERMINAL_STATES } from './state-counts.sql';
@@ -28,24 +31,29 @@ export async function readBusiestGroups(db: SqlExecutor, limit: number): Promise
   };
 }
 
+/**
+ * The recent window is read as 60 stretches of at most 250 finished rows: at most 15,000 rows
+ * whatever the rate and the window (up to a year), exact up to 250 per stretch (50 jobs a second
+ * over the default 5 minutes), and where the rate changes, extrapolated wrong for a sixtieth of the
+ * window at most. (1,000 per stretch took 460 ms on PostgreSQL, a heap visit per row.)
+ */
+export const RECENT_STRATA = 60;
+export const RECENT_ROWS_PER_STRATUM = 250;
+
+/** Done and failed within `windowMs` of the database clock, from bounded reads (finished-strata.ts). */
+export async function readRecentFinished(db: SqlExecutor, windowMs: number): Promise<FinishedCount> {
+  const until = (await databaseNow(db)).getTime() + 1;
+  const stretches = evenStrata(until - windowMs, until, RECENT_STRATA);
+  return countFinished(await readFinishedStrata(db, stretches, RECENT_ROWS_PER_STRATUM), stretches, until, RECENT_ROWS_PER_STRATUM);
+}
+
 export async function readQueueStats(db: SqlExecutor, windowMs: number, groupsLimit: number): Promise<Omit<QueueStats, 'schedules' | 'scheduleCount'>> {
-  const d = db.dialect;
-  const now = d.now();
-  const since = d.addMs(now, -windowMs);
-  const [byState, busiest, oldestReadyAgeMs, recentRows] = await Promise.all([
+  const [byState, busiest, oldestReadyAgeMs, recent] = await Promise.all([
     readStateCounts(db),
     readBusiestGroups(db, groupsLimit),
     readOldestReadyAgeMs(db),
-    db.run(sql`SELECT state, COUNT(*) AS n, AVG(${d.diffMs(sql`started_at`, sql`finished_at`)}) AS mean
-      FROM jobs WHERE finished_at >= ${since} AND state IN ('done', 'failed') GROUP BY state`),
+    readRecentFinished(db, windowMs),
   ]);
-  const recent = { done: 0, failed: 0, mean: null as number | null };
-  for (const r of recentRows.rows) {
-    if (r.state === 'done') {
-      recent.done = Number(r.n);
-      recent.mean = r.mean == null ? null : Math.round(Number(r.mean));
-    } else recent.failed = Number(r.n);
-  }
   const finished = recent.done + recent.failed;
   return {
     byState,
@@ -58,7 +66,8 @@ export async function readQueueStats(db: SqlExecutor, windowMs: number, groupsLi
       done: recent.done,
       failed: recent.failed,
       failureRate: finished ? recent.failed / finished : 0,
-      meanDurationMs: recent.mean,
+      meanDurationMs: recent.meanDurationMs,
+      estimated: recent.estimated,
     },
   };
 }

@@ -1,0 +1,110 @@
+import { THROUGHPUT_ROWS_PER_STRATUM, ThroughputHistory } from '../../lib/dashboard/throughput-history';
+import { MINUTE_MS, MINUTE_STRATA, minuteStarts, minuteStrata } from '../../lib/stats/finished-strata';
+import { finishedInStrata } from '../../lib/stats/finished-strata.sql';
+import { databaseNow } from '../../lib/database/database-now.sql';
+import { sql, type Sql } from '../../lib/database/sql';
+import type { SqlExecutor } from '../../lib/database/sql-executor';
+import { describeDialects } from '../support/describe-dialects';
+import { numbers } from '../support/number-rows';
+import { explainText, mysqlRowsRead } from '../support/plan-reads';
+import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+
+/** A busy minute: one job finished every millisecond, every tenth failed. */
+const BUSY = 59_800;
+
+/** A bound time literal of the dialect's column type (a bare text parameter is untyped on PostgreSQL). */
+function timeAt(app: QueueApp, ms: number): Sql {
+  const value = app.db.dialect.timeParam(new Date(ms));
+  const name = app.db.dialect.name;
+  return name === 'postgres' ? sql`CAST(${value} AS timestamptz)` : name === 'mysql' ? sql`CAST(${value} AS DATETIME(3))` : sql`${value}`;
+}
+
+/** `n` finished jobs, the i-th at `start + i × stepMs` after running 50 ms, its state a SQL expression in i. */
+async function insertFinished(app: QueueApp, n: number, start: number, stepMs: number, state: string): Promise<void> {
+  const at = (offset: number) => app.db.dialect.addMs(timeAt(app, start), sql`${sql.raw(`(i * ${stepMs} + ${offset})`)}`);
+  await app.db.run(sql`INSERT INTO jobs (type, args, state, run_after, created_at, updated_at, started_at, finished_at)
+    SELECT 'noop', '{}', ${sql.raw(state)}, ${at(-50)}, ${at(-50)}, ${at(0)}, ${at(-50)}, ${at(0)} FROM ${numbers(app, n)}`);
+}
+
+describeDialects("the dashboard's throughput and stats()' recent window read a bounded number of rows however many jobs finish", (db) => {
+  let app: QueueApp;
+  let busyStart: number;
+
+  beforeAll(async () => {
+    app = await startQueueApp(db, { worker: false, externalTypes: ['noop'] });
+    await resetTables(app);
+    const starts = minuteStarts(await databaseNow(app.db), 60);
+    const quietStart = starts[60 - 1 - 5];
+    busyStart = starts[60 - 1 - 10];
+    // Quiet: 100 done, 20 failed and 300 cancelled, one every 100 ms.
+    await insertFinished(app, 420, quietStart, 100, `CASE WHEN i <= 100 THEN 'done' WHEN i <= 120 THEN 'failed' ELSE 'cancelled' END`);
+    await insertFinished(app, BUSY, busyStart, 1, `CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'done' END`);
+    await app.rows(db.dialect === 'mysql' ? 'ANALYZE TABLE jobs' : 'ANALYZE');
+  }, 120_000);
+  afterAll(() => app?.close());
+
+  it('counts a quiet minute exactly and extrapolates a busy one from its stretches', async () => {
+    const minutes = await new ThroughputHistory(60).read(app.db);
+    expect(minutes).toHaveLength(60);
+    const nonEmpty = minutes.filter((m) => m.done || m.failed);
+    // Found by content, not position: the clock may pass a minute boundary between set-up and read.
+    expect(nonEmpty).toHaveLength(2);
+    const [busy, quiet] = nonEmpty;
+    expect(quiet).toMatchObject({ done: 100, failed: 20, estimated: false });
+    expect(busy.estimated).toBe(true);
+    expect(busy.done).toBeGreaterThan(BUSY * 0.9 * 0.9);
+    expect(busy.done).toBeLessThan(BUSY * 0.9 * 1.1);
+    expect(busy.failed).toBeGreaterThan(BUSY * 0.1 * 0.9);
+    expect(busy.failed).toBeLessThan(BUSY * 0.1 * 1.1);
+  });
+
+  it('reads each minute until it has settled, then never again', async () => {
+    let statements = 0;
+    const counting: SqlExecutor = { dialect: app.db.dialect, run: (s) => (statements++, app.db.run(s)) };
+    const history = new ThroughputHistory(60);
+    await history.read(counting);
+    expect(statements).toBe(1 + 60); // the clock, then one statement per minute
+    statements = 0;
+    await history.read(counting);
+    // The clock, the minute in progress and up to two that ended less than a minute ago.
+    expect(statements).toBeGreaterThanOrEqual(2);
+    expect(statements).toBeLessThanOrEqual(4);
+  });
+
+  it('stats() counts a quiet window exactly and a busy one by extrapolation, with the rate and mean duration', async () => {
+    const quiet = (await app.queue.stats({ windowMs: 7 * MINUTE_MS })).recent;
+    expect(quiet).toEqual({ windowMs: 7 * MINUTE_MS, done: 100, failed: 20, failureRate: 20 / 120, meanDurationMs: 50, estimated: false });
+    const busy = (await app.queue.stats({ windowMs: 15 * MINUTE_MS })).recent;
+    expect(busy.estimated).toBe(true);
+    // 60 stretches of 15 s: only the two the busy minute starts and ends in are extrapolated wrong.
+    expect(busy.done).toBeGreaterThan((100 + BUSY * 0.9) * 0.85);
+    expect(busy.done).toBeLessThan((100 + BUSY * 0.9) * 1.15);
+    expect(busy.failureRate).toBeGreaterThan(0.09);
+    expect(busy.failureRate).toBeLessThan(0.11);
+    expect(busy.meanDurationMs).toBe(50);
+    const none = (await app.queue.stats({ windowMs: 3 * MINUTE_MS })).recent;
+    expect(none).toMatchObject({ done: 0, failed: 0, failureRate: 0, meanDurationMs: null, estimated: false });
+  });
+
+  it("a minute's statement walks the finished index and reads at most its cap per stretch", async () => {
+    const statement = finishedInStrata(app.db.dialect, minuteStrata(busyStart, busyStart + MINUTE_MS), THROUGHPUT_ROWS_PER_STRATUM);
+    const bound = MINUTE_STRATA * THROUGHPUT_ROWS_PER_STRATUM;
+    if (db.dialect === 'postgres') {
+      const plan = await explainText(app, 'EXPLAIN (ANALYZE)', statement);
+      expect(plan).not.toMatch(/Seq Scan on jobs|Bitmap Heap Scan on jobs/);
+      const read = [...plan.matchAll(/Index (?:Only )?Scan using (\w+) on jobs.*actual time=\S+ rows=(\d+) loops=(\d+)/g)];
+      expect(read.map((m) => m[1])).toEqual(Array(MINUTE_STRATA).fill('jobs_finished_idx'));
+      expect(read.reduce((n, m) => n + Number(m[2]) * Number(m[3]), 0)).toBe(bound);
+    } else if (db.dialect === 'mysql') {
+      const { result, read } = await mysqlRowsRead(app, (tx) => tx.run(statement));
+      expect(result.rows.reduce((n, r) => n + Number(r.n), 0)).toBe(bound);
+      // Each stretch's index entries, the derived tables' rows read back (Handler_read_rnd_next)
+      // and the grouping's: about four reads per row taken, and fewer than the minute's rows.
+      expect(read).toBeLessThan(5 * bound);
+      expect(5 * bound).toBeLessThan(BUSY);
+    } else {
+      const plan = await explainText(app, 'EXPLAIN QUERY PLAN', statement);
+      expect(plan.match(/(SCAN|SEARCH) jobs\b.*/g)).toEqual(Array(MINUTE_STRATA).fill('SEARCH jobs USING INDEX jobs_finished_idx (finished_at>? AND finished_at<?)'));
+    }
+  });
+});
