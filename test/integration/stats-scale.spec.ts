@@ -1,6 +1,9 @@
 import { InvalidCursorError, InvalidQueryError, type GraphNode, type ScheduleView } from '../../lib';
 import { sql } from '../../lib/database/sql';
+import type { SqlExecutor } from '../../lib/database/sql-executor';
+import { busiestGroupsStatement, readBusiestGroups, sqliteReadyGroupsSlice, SQLITE_GROUP_SLICE } from '../../lib/stats/queue-stats.sql';
 import { describeDialects } from '../support/describe-dialects';
+import { explainText } from '../support/plan-reads';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 
 const GROUPS = 20_000;
@@ -68,6 +71,45 @@ describeDialects(`stats() and findSchedules() with ${GROUPS.toLocaleString('en-U
 
     const wide = await app.queue.stats({ groupsLimit: 1_000, schedulesLimit: 1_000 });
     expect([wide.groups.length, wide.schedules.length, wide.groupCount, wide.scheduleCount]).toEqual([1_000, 1_000, GROUPS + 3, SCHEDULES]);
+  });
+
+  it('finds the same busiest groups as one GROUP BY, in-flight groups included; SQLite by slices of groups', async () => {
+    // In flight: 5 of busy-c's jobs, and tenant-0's only job (its group then has nothing ready).
+    const later = app.db.dialect.timeParam(new Date(Date.now() + HOUR));
+    for (const where of [sql`group_key = 'busy-c' AND ref IN ('busy-c-0', 'busy-c-1', 'busy-c-2', 'busy-c-3', 'busy-c-4')`, sql`group_key = 'tenant-0'`]) {
+      await app.db.run(sql`UPDATE jobs SET state = 'running', lease_owner = 'w1', lease_expires = ${later}, started_at = created_at WHERE ${where}`);
+    }
+    let statements = 0;
+    let largest = 0;
+    const recording: SqlExecutor = {
+      dialect: app.db.dialect,
+      run: async (s) => {
+        statements++;
+        const result = await app.db.run(s);
+        largest = Math.max(largest, result.rows.length);
+        return result;
+      },
+    };
+    const read = await readBusiestGroups(recording, 1_000);
+    const { rows } = await app.db.run(busiestGroupsStatement(1_000));
+    expect(read.count).toBe(Number(rows[0].total));
+    expect(read.count).toBe(GROUPS + 3);
+    expect(read.groups).toEqual(rows.map((r) => ({ group: String(r.group_key), ready: Number(r.ready), running: Number(r.running) })));
+    expect(read.groups.slice(0, 3)).toEqual([
+      { group: 'busy-a', ready: 30, running: 0 },
+      { group: 'busy-b', ready: 20, running: 0 },
+      { group: 'busy-c', ready: 15, running: 5 },
+    ]);
+    expect(read.groups).toContainEqual({ group: 'tenant-0', ready: 0, running: 1 });
+    if (db.dialect === 'sqlite') {
+      // The in-flight read, then one slice per 500 groups with ready jobs.
+      expect(statements).toBe(1 + Math.ceil((GROUPS + 2) / SQLITE_GROUP_SLICE));
+      expect(largest).toBeLessThanOrEqual(SQLITE_GROUP_SLICE);
+      const plan = await explainText(app, 'EXPLAIN QUERY PLAN', sqliteReadyGroupsSlice('tenant-1'));
+      expect(plan).toMatch(/SEARCH jobs USING COVERING INDEX jobs_ready_group_idx \(group_key>\?\)/);
+    } else {
+      expect(statements).toBe(1);
+    }
   });
 
   it('refuses bad stats options with a typed error', async () => {
