@@ -57,25 +57,6 @@ export async function renewLeases(db: TransactionalExecutor, owner: string, leas
   return new Set(rows.map((r) => Number(r.id)));
 }
 
-/**
- * Returns jobs this worker will not finish (shutdown) to `ready` at once, without counting the
- * interrupted attempt, so another worker picks them up without waiting for the lease to expire.
- * Their `run_after` stays: they were due when claimed, and keep their place in claim order
- * (priority, due time, id) instead of queuing behind every job that became due since.
- */
-export async function handBackLeases(db: SqlExecutor, owner: string, ids: number[]): Promise<number> {
-  if (!ids.length) return 0;
-  const now = db.dialect.now();
-  let handed = 0;
-  for (const chunk of chunked([...ids].sort((a, b) => a - b))) {
-    const { affected } = await db.run(sql`UPDATE jobs SET state = 'ready', lease_owner = NULL, lease_expires = NULL,
-        attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = NULL, updated_at = ${now}
-      WHERE id IN (${sql.list(chunk)}) AND lease_owner = ${owner} AND state IN ('leased', 'running')`);
-    handed += affected;
-  }
-  return handed;
-}
-
 /** Persists `ctx.progress()`; false when the lease is gone. */
 export async function writeProgress(db: SqlExecutor, owner: string, id: number, percent: number, stage: string | null): Promise<boolean> {
   const { affected } = await db.run(sql`UPDATE jobs SET progress = ${percent}, current_stage = ${stage}, updated_at = ${db.dialect.now()}

@@ -17,7 +17,8 @@ import { runJob, type RunOutcome } from '../handlers/run-job';
 import { waitForStart } from '../handlers/start-delay';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
-import { handBackLeases, readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
+import { handBackLeases } from '../lease/hand-back.sql';
+import { readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
 import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { retryDelayMs } from './retry-backoff';
@@ -78,6 +79,8 @@ export class SchedulerService {
   private leftToFinalizer = false;
   /** Finalize transactions end with this worker's claim (see followUps). */
   private followUpsOn = false;
+  /** Jobs a hand-back found locked by another transaction, still this worker's: tried again at the next heartbeat. */
+  private readonly handBackLater = new Set<number>();
 
   constructor(
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -182,18 +185,37 @@ export class SchedulerService {
     clearTimeout(timer);
     const remaining = [...this.inFlight.values()];
     for (const f of remaining) f.controller.abort(new ShutdownAbortError());
-    const handedBack = unstarted + (await this.handBack(remaining.map((f) => f.job)));
+    let handedBack = unstarted + (await this.handBack(remaining.map((f) => f.job)));
     await Promise.all(remaining.map((f) => f.finished));
+    // Rows locked meanwhile (most likely by this worker's own finalize or renewal), once more;
+    // what is still locked then expires and is reclaimed after the lease.
+    handedBack += await this.handBackIds(this.takeHandBackLater());
+    this.handBackLater.clear();
     this.events.off('cancelled', this.abortCancelled);
     return { finished: before - remaining.length, handedBack };
   }
 
-  private async handBack(jobs: ClaimedJob[]): Promise<number> {
-    if (!jobs.length) return 0;
-    return handBackLeases(this.db, this.options.workerId, jobs.map((j) => j.id)).catch((err) => {
-      this.logger.warn(`could not hand back ${jobs.length} lease(s) (${(err as Error).message}); they will expire and be reclaimed`);
+  private handBack(jobs: ClaimedJob[]): Promise<number> {
+    return this.handBackIds(jobs.map((j) => j.id));
+  }
+
+  /** Hands leases back; the rows another transaction has locked wait for the next heartbeat. */
+  private async handBackIds(ids: number[]): Promise<number> {
+    if (!ids.length) return 0;
+    try {
+      const { handedBack, held } = await handBackLeases(this.db, this.options.workerId, ids);
+      for (const id of held) this.handBackLater.add(id);
+      return handedBack;
+    } catch (err) {
+      this.logger.warn(`could not hand back ${ids.length} lease(s) (${(err as Error).message}); they will expire and be reclaimed`);
       return 0;
-    });
+    }
+  }
+
+  private takeHandBackLater(): number[] {
+    const ids = [...this.handBackLater];
+    this.handBackLater.clear();
+    return ids;
   }
 
   /**
@@ -203,11 +225,12 @@ export class SchedulerService {
    */
   heartbeat(): Promise<void> {
     // Prefetched jobs nobody started in time (handlers got slower) go back to the queue, after
-    // the renewal and outside it: a hand-back can wait for row locks, and leases must not.
-    const stale = this.buffer.takeStale(MAX_PREFETCH_WAIT_MS);
+    // the renewal and outside it: the two would skip each other's rows.
+    // Rows an earlier hand-back found locked go with them.
+    const stale = [...this.buffer.takeStale(MAX_PREFETCH_WAIT_MS).map((j) => j.id), ...this.takeHandBackLater()];
     this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
     const renewed = this.renewing;
-    return stale.length ? renewed.then(async () => void (await this.handBack(stale))) : renewed;
+    return stale.length ? renewed.then(async () => void (await this.handBackIds(stale))) : renewed;
   }
 
   private async renew(): Promise<void> {

@@ -2,7 +2,7 @@ import { ClaimService, type GraphNode, type JobQueueService } from '../../lib';
 import type { ClaimedJob } from '../../lib/claim/claimed-job';
 import { jobColumns, toJobRecord } from '../../lib/database/job-row';
 import { sql } from '../../lib/database/sql';
-import { handBackLeases } from '../../lib/lease/lease.sql';
+import { handBackLeases } from '../../lib/lease/hand-back.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -129,7 +129,7 @@ describeDialects('ClaimService', (db) => {
     expect(first.id).toBe(ids.a);
     const [before] = await app.rows(`SELECT run_after FROM jobs WHERE id = ${ids.a}`);
     await new Promise((r) => setTimeout(r, 20)); // a later clock than a's due time
-    expect(await handBackLeases(app.db, 'w1', [ids.a])).toBe(1);
+    expect(await handBackLeases(app.db, 'w1', [ids.a])).toEqual({ handedBack: 1, held: [] });
     const { d } = await queue.enqueueGraph([{ ref: 'd', type: 't' }]);
     expect((await request(10)).map((j) => j.id)).toEqual([ids.a, ids.b, ids.c, d]);
     const [after] = await app.rows(`SELECT run_after, attempts FROM jobs WHERE id = ${ids.a}`);
