@@ -60,6 +60,7 @@ export class JobQueueConnection {
    */
   async close(inTime: (work: Promise<unknown>, what: string) => Promise<boolean> = (work) => work.then(() => true)): Promise<void> {
     if (!this.owned || !this.dataSource.isInitialized) return;
+    this.db.close();
     const closing = this.dataSource.destroy();
     if (await inTime(closing, 'closing the database connections')) return;
     destroySockets(this.dataSource);

@@ -5,6 +5,7 @@ import { capPoolAtOpen } from './cap-pool';
 import { isCapacityRefusal, isConnectionError, isSqliteBusy, isTransientConflict } from './db-errors';
 import type { SqlDialect } from './dialects';
 import { Mutex } from './mutex';
+import { PoolRecovery } from './pool-recovery';
 import { retrySqliteBusy } from './retry-sqlite-busy';
 import type { Sql } from './sql';
 import type { Row, SqlExecutor, SqlResult } from './sql-executor';
@@ -34,13 +35,22 @@ export class JobQueueDatabase implements SqlExecutor {
   private readonly readCommitted = new WeakSet<object>();
   /** SQLite: the statements of the DataSource's one connection (a new handle after a re-initialize). */
   private sqlite?: { handle: SqliteHandle; statements: SqliteStatements };
+  /** Raises our own pool back to its size after a refusal lowered it; none on an application's DataSource. */
+  readonly poolRecovery?: PoolRecovery;
 
   constructor(
     readonly dataSource: DataSource,
     readonly dialect: SqlDialect,
     /** The queue created the DataSource: its connections are the queue's to configure. */
     private readonly ownsDataSource = false,
-  ) {}
+  ) {
+    if (ownsDataSource && dialect.name !== 'sqlite') this.poolRecovery = new PoolRecovery(dataSource);
+  }
+
+  /** Stops raising the pool (the DataSource is closing). */
+  close(): void {
+    this.poolRecovery?.stop();
+  }
 
   /** A single statement in autocommit mode. */
   async run(statement: Sql): Promise<SqlResult> {
@@ -179,16 +189,25 @@ export class JobQueueDatabase implements SqlExecutor {
 
   /**
    * A pooled connection. Refused one for capacity, our own pool keeps to the connections it has
-   * from then on (see capPoolAtOpen) and this asks again, now waiting for one of them.
+   * (see capPoolAtOpen) and this asks again, now waiting for one of them; PoolRecovery raises the
+   * limit again once the server has room. Logged once per episode: a raised limit the server
+   * refuses again is part of the recovery's probing, not news.
    */
   private async obtain<T>(get: () => Promise<T>): Promise<T> {
     try {
       return await get();
     } catch (err) {
-      if (!this.ownsDataSource || !isCapacityRefusal(err)) throw err;
-      const limit = capPoolAtOpen(this.dataSource, this.dialect.name === 'postgres' ? 2 : 1);
-      if (limit === undefined) throw err;
-      this.logger.warn(`the database refused a new connection (${(err as Error).message}): the queue's pool keeps to the ${limit} it has`);
+      if (!this.poolRecovery || !isCapacityRefusal(err)) throw err;
+      const capped = capPoolAtOpen(this.dataSource, this.dialect.name === 'postgres' ? 2 : 1);
+      if (!capped) throw err;
+      if (capped.limit < capped.was) {
+        if (!this.poolRecovery.lowered) {
+          this.logger.warn(
+            `the database refused a new connection (${(err as Error).message}): the queue's pool keeps to the ${capped.limit} it has, and grows back once the database has room`,
+          );
+        }
+        this.poolRecovery.onLowered(capped.was);
+      }
       return get();
     }
   }

@@ -1,17 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { jest } from '@jest/globals';
+import { Injectable, Logger } from '@nestjs/common';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { JobHandler } from '../../lib';
+import { JobHandler, type JobContext } from '../../lib';
+import { poolGauge } from '../../lib/database/cap-pool';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { MYSQL_URL, PG_URL } from '../support/test-databases';
+import { eventually } from '../support/wait';
 
 @Injectable()
 class Quick {
   @JobHandler('quick')
   async run(): Promise<string> {
     await new Promise((r) => setTimeout(r, 5));
+    return 'ok';
+  }
+
+  /** Statements of its own while it runs: several jobs at once want several connections. */
+  @JobHandler('busy')
+  async busy(_args: unknown, ctx: JobContext): Promise<string> {
+    for (const percent of [25, 50, 75]) await ctx.progress(percent);
     return 'ok';
   }
 }
@@ -31,6 +41,7 @@ describeDialects(
     const user = `jq_lim_${randomBytes(3).toString('hex')}`;
     // PostgreSQL: the LISTEN connection holds one for good; one more is left for the work.
     const LIMIT = db.dialect === 'postgres' ? 2 : 1;
+    const POOL = 10;
     let app: QueueApp;
     let producer: QueueApp;
 
@@ -67,8 +78,8 @@ describeDialects(
       });
       const url = new URL(db.location);
       url.username = user;
-      app = await startQueueApp(db, { url: url.toString(), poolSize: 10, concurrency: 8, pollIntervalMs: 20 }, [Quick]);
-      producer = await startQueueApp(db, { worker: false, externalTypes: ['quick'] });
+      app = await startQueueApp(db, { url: url.toString(), poolSize: POOL, concurrency: 8, pollIntervalMs: 20 }, [Quick]);
+      producer = await startQueueApp(db, { worker: false, externalTypes: ['quick', 'busy'] });
       // Then every connection it holds is cut (idle: nothing is enqueued yet); its pool may open
       // LIMIT again, and is refused beyond.
       await admin(async (run) => {
@@ -102,6 +113,64 @@ describeDialects(
       // The server did refuse, and the pool now keeps to what it had (LISTEN's and one, or one).
       const driver = app.dataSource.driver as unknown as { master?: { options: { max: number } }; pool?: { config: { connectionLimit: number } } };
       expect(driver.master?.options.max ?? driver.pool?.config.connectionLimit).toBe(LIMIT);
+    }, 120_000);
+
+    /** Enqueues `n` busy jobs of one attempt each; resolves with their ids. */
+    async function busyJobs(n: number): Promise<number[]> {
+      return Object.values(await producer.queue.enqueueGraph(Array.from({ length: n }, (_, i) => ({ ref: `b${i}`, type: 'busy', maxAttempts: 1 }))));
+    }
+
+    it('probes rarely and quietly while the limit holds, and once it is lifted climbs back to poolSize and uses it', async () => {
+      const logs: string[] = [];
+      for (const level of ['log', 'warn', 'error'] as const) {
+        jest.spyOn(Logger.prototype, level).mockImplementation((message: unknown) => void logs.push(`${level}: ${String(message)}`));
+      }
+      const recovery = app.db.poolRecovery!;
+      const pool = () => poolGauge(app.dataSource)!;
+      try {
+        // The limit holds: 4 s of jobs, none failing, the pool kept low, probes backing off.
+        const probedBefore = recovery.probes.made;
+        const held: number[] = [];
+        for (const start = Date.now(); Date.now() - start < 4_000; await new Promise((r) => setTimeout(r, 250))) held.push(...(await busyJobs(20)));
+        await Promise.all(held.map((id) => producer.queue.waitFor(id, { timeoutMs: 60_000 })));
+        const probesWhileHeld = recovery.probes.made - probedBefore;
+        expect(await producer.count(`state <> 'done' OR attempts <> 1`)).toBe(0);
+        expect(pool().limit).toBe(LIMIT);
+        expect(probesWhileHeld).toBeLessThanOrEqual(3); // 1 s, 2 s, 4 s, … apart (±25%)
+        expect(logs).toEqual([]);
+
+        // Lifted: under a trickle of jobs the pool climbs back within the back-off reached and a step per probe.
+        await admin(async (run) => {
+          if (db.dialect === 'postgres') await run(`ALTER ROLE ${user} CONNECTION LIMIT -1`);
+          else await run(`ALTER USER '${user}'@'%' WITH MAX_USER_CONNECTIONS 0`);
+        });
+        const lifted = Date.now();
+        let trickling = true;
+        const trickle = (async () => {
+          while (trickling) {
+            await busyJobs(10);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        })();
+        await eventually('the pool back to poolSize', async () => pool().limit === POOL, 45_000, 20).finally(() => (trickling = false));
+        const restoredMs = Date.now() - lifted;
+        await trickle;
+
+        // The full pool at work: a burst of jobs holds more connections than the limit allowed.
+        let peak = 0;
+        const sampler = setInterval(() => (peak = Math.max(peak, pool().open)), 5);
+        const burst = await busyJobs(400);
+        await Promise.all(burst.map((id) => producer.queue.waitFor(id, { timeoutMs: 60_000 })));
+        clearInterval(sampler);
+        expect(await producer.count(`state <> 'done' OR attempts <> 1`)).toBe(0);
+        expect(peak).toBeGreaterThan(LIMIT);
+        expect(logs).toEqual([`log: the database has room again: the queue's pool is back to its ${POOL} connections`]);
+        // Bound: the back-off reached while held (at most 16 s × 1.25) and 8 steps of 250 ms (× 1.25).
+        expect(restoredMs).toBeLessThan(25_000);
+        process.stdout.write(`[${db.dialect}] connection-limit: ${probesWhileHeld} probe(s) in the 4 s held, pool back to ${POOL} ${restoredMs} ms after the lift (${recovery.probes.made} probes, ${recovery.probes.refused} refused in all), peak ${peak} open in the burst\n`);
+      } finally {
+        jest.restoreAllMocks();
+      }
     }, 120_000);
   },
   ['postgres', 'mysql'],
