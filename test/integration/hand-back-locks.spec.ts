@@ -17,6 +17,9 @@ class Patient {
       ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()));
     });
   }
+
+  @JobHandler('quick')
+  async quick(): Promise<void> {}
 }
 
 /**
@@ -34,7 +37,7 @@ describeDialects(
     let app: QueueApp;
 
     beforeAll(async () => {
-      app = await startQueueApp(db, { worker: false, externalTypes: ['t', 'patient'] });
+      app = await startQueueApp(db, { worker: false, externalTypes: ['t', 'patient', 'quick'] });
     });
     afterAll(async () => {
       await app?.close();
@@ -131,6 +134,33 @@ describeDialects(
       } finally {
         await session.end();
         await closing?.catch(() => undefined);
+      }
+    }, 30_000);
+
+    it('a live worker hands back a row it found locked once the lock is gone, not leaving it leased for good', async () => {
+      // One slot, held by a patient job; quick jobs wait in the prefetch buffer until a pause
+      // (or their staleness) sends them back. The renewal keeps the locked one's lease meanwhile:
+      // forgotten, it would stay leased by a live worker for as long as that worker lives.
+      const worker = await startQueueApp(db, { concurrency: 1, prefetch: 4, pollIntervalMs: 20, heartbeatIntervalMs: 100, shutdownGraceMs: 200, listenNotify: false }, [Patient]);
+      const session = await holder();
+      let released = false;
+      try {
+        await app.queue.enqueue({ type: 'patient', priority: 10 });
+        const quick = Object.values(await app.queue.enqueueGraph([0, 1, 2, 3].map((i) => ({ ref: `q${i}`, type: 'quick' })))).sort((a, b) => a - b);
+        await eventually('the quick jobs prefetched', async () => (await app.count(`type = 'quick' AND state = 'running'`)) === 4);
+        const locked = quick[1];
+        await session.lock(locked);
+        await app.queue.pause({ type: 'quick' });
+        await eventually('the others handed back', async () => (await app.count(`type = 'quick' AND state = 'ready' AND lease_owner IS NULL`)) === 3, 5_000);
+        await new Promise((r) => setTimeout(r, 500)); // several heartbeats while the lock lasts
+        expect(await app.count(`id = ${locked} AND state = 'running'`)).toBe(1);
+        await session.end();
+        released = true;
+        await eventually('the locked one handed back too', async () => (await app.count(`id = ${locked} AND state = 'ready' AND lease_owner IS NULL AND attempts = 0`)) === 1, 2_000);
+      } finally {
+        if (!released) await session.end();
+        await app.queue.resume({ type: 'quick' });
+        await worker.close();
       }
     }, 30_000);
   },
