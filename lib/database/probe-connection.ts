@@ -13,6 +13,7 @@ interface MysqlProbeConnection {
   connect(callback: (err: Error | null) => void): void;
   on(event: 'error', listener: (err: Error) => void): unknown;
   destroy(): void;
+  stream?: { destroy(): void };
 }
 
 /** The drivers' internals this reaches: pg-pool's client class and settings, mysql2's module and connection settings. */
@@ -46,7 +47,9 @@ export async function probeConnection(dataSource: DataSource): Promise<void> {
     try {
       await inTime(new Promise<void>((resolve, reject) => connection.connect((err) => (err ? reject(err) : resolve()))));
     } finally {
+      // mysql2's destroy() only half-closes the socket; nothing more is said on this one.
       connection.destroy();
+      connection.stream?.destroy();
     }
     return;
   }
