@@ -109,7 +109,12 @@ describeDialects(
           const started = Date.now();
           await within(2_000, session.lock(lowest));
           expect(Date.now() - started).toBeLessThan(500);
-          expect(await within(2_000, handing)).toEqual({ handedBack: 5, held: [highest] });
+          // Whether the hand-back reached the lowest row before the other transaction did (a
+          // loaded machine: not always), neither waited for the other.
+          const { handedBack, held } = await within(2_000, handing);
+          expect(held).toContain(highest);
+          expect(held.every((id) => id === lowest || id === highest)).toBe(true);
+          expect(handedBack + held.length).toBe(ids.length);
         } finally {
           await session.end();
         }
