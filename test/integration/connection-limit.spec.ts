@@ -3,8 +3,10 @@ import { jest } from '@jest/globals';
 import { Injectable, Logger } from '@nestjs/common';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { JobHandler, type JobContext } from '../../lib';
 import { poolGauge } from '../../lib/database/cap-pool';
+import { sql } from '../../lib/database/sql';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { MYSQL_URL, PG_URL } from '../support/test-databases';
@@ -172,6 +174,42 @@ describeDialects(
         jest.restoreAllMocks();
       }
     }, 120_000);
+
+    it("leaves an application's DataSource as configured: neither lowered nor raised", async () => {
+      await admin(async (run) => {
+        if (db.dialect === 'postgres') await run(`ALTER ROLE ${user} CONNECTION LIMIT -1`);
+        else await run(`ALTER USER '${user}'@'%' WITH MAX_USER_CONNECTIONS 0`);
+      });
+      const url = new URL(db.location);
+      url.username = user;
+      const appDs = new DataSource({ type: db.dialect === 'postgres' ? 'postgres' : 'mysql', url: url.toString(), poolSize: POOL } as never);
+      await appDs.initialize();
+      const shared = await startQueueApp(db, { dataSource: appDs, url: undefined, worker: false, externalTypes: ['quick'] });
+      try {
+        // PostgreSQL: room for the connections the role has and not one more.
+        await admin(async (run) => {
+          if (db.dialect === 'postgres') {
+            const { rows } = (await run(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = '${user}'`)) as { rows: Array<{ n: number }> };
+            await run(`ALTER ROLE ${user} CONNECTION LIMIT ${rows[0].n}`);
+          } else {
+            // MariaDB counts only the connections opened while a limit is set: room for one more.
+            await run(`ALTER USER '${user}'@'%' WITH MAX_USER_CONNECTIONS 1`);
+          }
+        });
+        // The queue's statements on it, several at once: more connections than the server allows.
+        const sleep = db.dialect === 'postgres' ? sql`SELECT pg_sleep(0.2)` : sql`SELECT SLEEP(0.2)`;
+        const opened = poolGauge(appDs)!.open;
+        const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => shared.db.run(sleep)));
+        process.stdout.write(`[${db.dialect}] app DataSource: ${opened} open before, ${outcomes.filter((o) => o.status === 'rejected').length} refused, open after ${poolGauge(appDs)!.open}\n`);
+        // The refusals reach the application's statements, as its own pool would hand them out.
+        expect(outcomes.some((o) => o.status === 'rejected')).toBe(true);
+        expect(shared.db.poolRecovery).toBeUndefined();
+        expect(poolGauge(appDs)!.limit).toBe(POOL);
+      } finally {
+        await shared.close();
+        await appDs.destroy();
+      }
+    }, 60_000);
   },
   ['postgres', 'mysql'],
 );
