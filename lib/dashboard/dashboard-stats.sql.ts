@@ -5,7 +5,7 @@ import type { JobState } from '../job.types';
 /**
  * The overview's statements. Each reads a bounded number of index entries, so the overview
  * stays cheap on a table of millions: counts stop at a cap (the page shows "100,000+"), the
- * throughput reads at most a few thousand rows per minute (stats/finished-strata.ts), and in-flight
+ * throughput reads at most a few thousand rows per minute (finished-strata.ts), and in-flight
  * rows are few.
  */
 

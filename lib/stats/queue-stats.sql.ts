@@ -1,11 +1,9 @@
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { JobState } from '../job.types';
-import { databaseNow } from '../database/database-now.sql';
 import { trimBusiest, type GroupLoad } from './busiest-groups';
-import { countFinished, evenStrata, type FinishedCount } from './finished-strata';
-import { readFinishedStrata } from './finished-strata.sql';
 import { readOldestReadyAgeMs } from './oldest-ready.sql';
+import { readRecentFinished } from './recent-finished.sql';
 import type { QueueStats } from './queue-stats';
 import { countStates, OPEN_STATES, TERMINAL_STATES } from './state-counts.sql';
 
@@ -80,22 +78,6 @@ async function readBusiestGroupsSliced(db: SqlExecutor, limit: number): Promise<
   return { groups: trimBusiest(busiest, limit, true), count };
 }
 
-/**
- * The recent window is read as 60 stretches of at most 250 finished rows: at most 15,000 rows
- * whatever the rate and the window (up to a year), exact up to 250 per stretch (50 jobs a second
- * over the default 5 minutes), and where the rate changes, extrapolated wrong for a sixtieth of the
- * window at most. (1,000 per stretch took 460 ms on PostgreSQL, a heap visit per row.)
- */
-export const RECENT_STRATA = 60;
-export const RECENT_ROWS_PER_STRATUM = 250;
-
-/** Done and failed within `windowMs` of the database clock, from bounded reads (finished-strata.ts). */
-export async function readRecentFinished(db: SqlExecutor, windowMs: number): Promise<FinishedCount> {
-  const until = (await databaseNow(db)).getTime() + 1;
-  const stretches = evenStrata(until - windowMs, until, RECENT_STRATA);
-  return countFinished(await readFinishedStrata(db, stretches, RECENT_ROWS_PER_STRATUM), stretches, until, RECENT_ROWS_PER_STRATUM);
-}
-
 export async function readQueueStats(db: SqlExecutor, windowMs: number, groupsLimit: number): Promise<Omit<QueueStats, 'schedules' | 'scheduleCount'>> {
   const [byState, busiest, oldestReadyAgeMs, recent] = await Promise.all([
     readStateCounts(db),
@@ -116,7 +98,6 @@ export async function readQueueStats(db: SqlExecutor, windowMs: number, groupsLi
       failed: recent.failed,
       failureRate: finished ? recent.failed / finished : 0,
       meanDurationMs: recent.meanDurationMs,
-      estimated: recent.estimated,
     },
   };
 }

@@ -16,11 +16,7 @@ export interface QueueStats {
   running: number;
   /** Age of the longest-waiting claimable job, in ms (0 when none). */
   oldestReadyAgeMs: number;
-  /**
-   * Jobs finished within the last `windowMs`. Read as 60 stretches of at most 250 finished rows
-   * each, so the cost does not grow with the rate or the window: exact while no stretch holds
-   * more, else extrapolated from each stretch's rows (`estimated: true`).
-   */
+  /** Jobs finished within the last `windowMs` (exact; SQLite reads them in slices between turns of the event loop). */
   recent: {
     windowMs: number;
     done: number;
@@ -29,8 +25,6 @@ export interface QueueStats {
     failureRate: number;
     /** Mean started → finished time of the `done` ones, in ms (null when none). */
     meanDurationMs: number | null;
-    /** True when a stretch (1/60 of the window) held more than 250 finished jobs: counts extrapolated, rate and mean from the rows read. */
-    estimated: boolean;
   };
   /**
    * Recurring schedules due soonest (`schedulesLimit` of them, by next slot, then name): the next

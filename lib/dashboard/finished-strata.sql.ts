@@ -5,33 +5,46 @@ import type { StratumSample, Stretch } from './finished-strata';
 
 /**
  * Finished jobs in each stretch, at most `cap` rows per stretch in finished_at order through
- * jobs_finished_idx: per (stretch k, state) how many, the last finished_at read, and the done
- * rows' summed durations. One statement for all the stretches.
+ * jobs_finished_idx: per (stretch k, state) how many, how many before the stretch's last instant
+ * read, the first and last instants, and the done rows' summed durations. One statement for all the stretches.
  */
 export function finishedInStrata(d: SqlDialect, stretches: readonly Stretch[], cap: number): Sql {
   const arms = stretches.map(({ from, to }, k) => sql`SELECT ${sql.raw(String(k))} AS k, state, started_at, finished_at FROM (
       SELECT state, started_at, finished_at FROM jobs
       WHERE finished_at >= ${d.timeParam(new Date(from))} AND finished_at < ${d.timeParam(new Date(to))}
       ORDER BY finished_at LIMIT ${cap}) ${sql.raw(`t${k}`)}`);
-  return sql`SELECT k, state, COUNT(*) AS n, ${d.selectTime('MAX(finished_at)')} AS last,
-      SUM(${d.diffMs(sql`started_at`, sql`finished_at`)}) AS ms, COUNT(started_at) AS timed
-    FROM (${sql.join(arms, ' UNION ALL ')}) u GROUP BY k, state`;
+  // A window function over the arms made MariaDB read the whole index (4,000,000 handler reads for
+  // 4,000 rows): the arms' last instants are joined from a second pass over the same bounded rows.
+  return sql`WITH u AS (${sql.join(arms, ' UNION ALL ')})
+    SELECT u.k, u.state, COUNT(*) AS n, ${d.selectTime('MIN(u.finished_at)')} AS first, ${d.selectTime('MAX(u.finished_at)')} AS last,
+      SUM(CASE WHEN u.finished_at < e.arm_last THEN 1 ELSE 0 END) AS before_last,
+      SUM(${d.diffMs(sql`u.started_at`, sql`u.finished_at`)}) AS ms, COUNT(u.started_at) AS timed
+    FROM u JOIN (SELECT k, MAX(finished_at) AS arm_last FROM u GROUP BY k) e ON e.k = u.k
+    GROUP BY u.k, u.state`;
 }
 
 /** One sample per stretch (see finished-strata.ts for how they are counted). */
 export async function readFinishedStrata(db: SqlExecutor, stretches: readonly Stretch[], cap: number): Promise<StratumSample[]> {
-  const samples: StratumSample[] = stretches.map(() => ({ done: 0, failed: 0, rows: 0, last: null, doneMs: 0, timed: 0 }));
+  const samples: StratumSample[] = stretches.map(() => ({ done: 0, failed: 0, rows: 0, first: null, last: null, beforeLast: 0, doneBefore: 0, failedBefore: 0, doneMs: 0, timed: 0 }));
   if (!stretches.length) return samples;
   const { rows } = await db.run(finishedInStrata(db.dialect, stretches, cap));
   for (const r of rows) {
     const sample = samples[Number(r.k)];
     const n = Number(r.n);
+    const before = Number(r.before_last ?? 0);
     sample.rows += n;
+    sample.beforeLast += before;
     if (r.state === 'done') {
       sample.done += n;
+      sample.doneBefore += before;
       sample.doneMs += Number(r.ms ?? 0);
       sample.timed += Number(r.timed ?? 0);
-    } else if (r.state === 'failed') sample.failed += n;
+    } else if (r.state === 'failed') {
+      sample.failed += n;
+      sample.failedBefore += before;
+    }
+    const first = db.dialect.parseTime(r.first);
+    if (first && (!sample.first || first < sample.first)) sample.first = first;
     const last = db.dialect.parseTime(r.last);
     if (last && (!sample.last || last > sample.last)) sample.last = last;
   }
