@@ -9,18 +9,19 @@ import type { StratumSample, Stretch } from './finished-strata';
  * read, the first and last instants, and the done rows' summed durations. One statement for all the stretches.
  */
 export function finishedInStrata(d: SqlDialect, stretches: readonly Stretch[], cap: number): Sql {
-  const arms = stretches.map(({ from, to }, k) => sql`SELECT ${sql.raw(String(k))} AS k, state, started_at, finished_at FROM (
-      SELECT state, started_at, finished_at FROM jobs
-      WHERE finished_at >= ${d.timeParam(new Date(from))} AND finished_at < ${d.timeParam(new Date(to))}
-      ORDER BY finished_at LIMIT ${cap}) ${sql.raw(`t${k}`)}`);
-  // A window function over the arms made MariaDB read the whole index (4,000,000 handler reads for
-  // 4,000 rows): the arms' last instants are joined from a second pass over the same bounded rows.
-  return sql`WITH u AS (${sql.join(arms, ' UNION ALL ')})
-    SELECT u.k, u.state, COUNT(*) AS n, ${d.selectTime('MIN(u.finished_at)')} AS first, ${d.selectTime('MAX(u.finished_at)')} AS last,
-      SUM(CASE WHEN u.finished_at < e.arm_last THEN 1 ELSE 0 END) AS before_last,
-      SUM(${d.diffMs(sql`u.started_at`, sql`u.finished_at`)}) AS ms, COUNT(u.started_at) AS timed
-    FROM u JOIN (SELECT k, MAX(finished_at) AS arm_last FROM u GROUP BY k) e ON e.k = u.k
-    GROUP BY u.k, u.state`;
+  const arms = stretches.map(({ from, to }, k) => {
+    const range = sql`finished_at >= ${d.timeParam(new Date(from))} AND finished_at < ${d.timeParam(new Date(to))}`;
+    // `cut`: the cap-th row's instant (NULL when the stretch holds fewer), read from the index
+    // alone. A window function or a second pass over the arm instead made MariaDB read far more
+    // (4,000,000 and 40,000 handler reads for 4,000 rows).
+    return sql`SELECT ${sql.raw(String(k))} AS k, state, started_at, finished_at,
+        (SELECT finished_at FROM jobs WHERE ${range} ORDER BY finished_at LIMIT 1 OFFSET ${cap - 1}) AS cut FROM (
+      SELECT state, started_at, finished_at FROM jobs WHERE ${range} ORDER BY finished_at LIMIT ${cap}) ${sql.raw(`t${k}`)}`;
+  });
+  return sql`SELECT k, state, COUNT(*) AS n, ${d.selectTime('MIN(finished_at)')} AS first, ${d.selectTime('MAX(finished_at)')} AS last,
+      SUM(CASE WHEN finished_at < cut THEN 1 ELSE 0 END) AS before_last,
+      SUM(${d.diffMs(sql`started_at`, sql`finished_at`)}) AS ms, COUNT(started_at) AS timed
+    FROM (${sql.join(arms, ' UNION ALL ')}) u GROUP BY k, state`;
 }
 
 /** One sample per stretch (see finished-strata.ts for how they are counted). */

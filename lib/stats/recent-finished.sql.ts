@@ -45,12 +45,15 @@ async function readSliced(db: SqlExecutor, windowMs: number): Promise<RecentFini
   return toRecent(parts);
 }
 
-/** One slice: its counts, and the (finished_at, rowid) of its last row, where the next one starts. */
+/**
+ * One slice: its counts, and the (finished_at, rowid) of its last row, where the next one starts
+ * (the plain `finished_at >=` bound is what SQLite's index range starts at; the row value only filters).
+ */
 export function sqliteRecentSlice(since: string, after: { at: string; id: number } | null): Sql {
   const d = sql`((julianday(finished_at) - julianday(started_at)) * 86400000.0)`;
   return sql`WITH t AS MATERIALIZED (
       SELECT rowid AS rid, state, started_at, finished_at FROM jobs INDEXED BY jobs_finished_idx
-      WHERE finished_at >= ${since}${after ? sql` AND (finished_at, rowid) > (${after.at}, ${after.id})` : sql``}
+      WHERE finished_at >= ${after ? after.at : since}${after ? sql` AND (finished_at, rowid) > (${after.at}, ${after.id})` : sql``}
       ORDER BY finished_at, rowid LIMIT ${SQLITE_RECENT_SLICE})
     SELECT COUNT(*) AS n, SUM(state = 'done') AS done, SUM(state = 'failed') AS failed,
       SUM(CASE WHEN state = 'done' THEN ${d} END) AS ms, COUNT(CASE WHEN state = 'done' THEN started_at END) AS timed,
