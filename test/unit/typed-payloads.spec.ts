@@ -17,7 +17,10 @@ function typeCheck(folder: string): string[] {
   expect(parsed.errors.map((e) => ts.flattenDiagnosticMessageText(e.messageText, '\n'))).toEqual([]);
   expect(parsed.fileNames.length).toBeGreaterThan(0);
   const program = ts.createProgram(parsed.fileNames, parsed.options);
-  return ts.getPreEmitDiagnostics(program).map((d) => {
+  // The fixtures' own diagnostics (and the program's global ones): the library's bodies are
+  // checked by the build, and checking them again here took two thirds of the spec's time.
+  const diagnostics = parsed.fileNames.flatMap((name) => ts.getPreEmitDiagnostics(program, program.getSourceFile(name)));
+  return [...new Set(diagnostics)].map((d) => {
     const where = d.file && d.start !== undefined ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}` : '';
     return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
   });
