@@ -228,17 +228,19 @@ export class JobQueueService {
 
   /**
    * Retries every failed or cancelled job the filter selects, as `retry(id)` would (dependents
-   * re-open), in short transactions of 100 jobs. Resolves with how many it retried.
+   * re-open), in short transactions of 500 jobs. Resolves with how many it retried. A filter
+   * without a condition is an `InvalidQueryError`: `{ state: 'failed' }` selects every failed job.
    */
-  retryMany(filter: JobFilter = {}): Promise<{ count: number }> {
+  retryMany(filter: JobFilter): Promise<{ count: number }> {
     return this.admin.retryMany(filter);
   }
 
   /**
    * Cancels every unfinished job the filter selects, as `cancel(id)` would (dependents and
-   * container subtrees too), in short transactions of 100 jobs. Resolves with how many it cancelled.
+   * container subtrees too), in short transactions of 500 jobs. Resolves with how many it cancelled.
+   * A filter without a condition is an `InvalidQueryError`.
    */
-  cancelMany(filter: JobFilter = {}): Promise<{ count: number }> {
+  cancelMany(filter: JobFilter): Promise<{ count: number }> {
     return this.admin.cancelMany(filter);
   }
 

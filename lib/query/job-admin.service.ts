@@ -8,7 +8,8 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { JobState } from '../job.types';
 import { notifyInTransaction } from '../notify/notify.sql';
 import { ID_COLUMN } from './find-jobs.sql';
-import { normalizeFilter, type JobFilter, type NormalizedFilter } from './job-filter';
+import { InvalidQueryError } from '../errors/query.errors';
+import { narrowsJobs, normalizeFilter, type JobFilter, type NormalizedFilter } from './job-filter';
 import { readPage } from './read-page';
 
 /** Jobs per transaction: short transactions (a handful of set-based statements), whatever the size of the re-drive. */
@@ -39,8 +40,8 @@ export class JobAdminService {
    * cancelled when their batch reached them (a selected dependent that an earlier batch
    * re-opened along with its upstream is not counted again).
    */
-  async retryMany(filter: JobFilter = {}): Promise<{ count: number }> {
-    const f = restrictStates(normalizeFilter(filter), RETRYABLE);
+  async retryMany(filter: JobFilter): Promise<{ count: number }> {
+    const f = restrictStates(narrowed(filter, 'retryMany', "{ state: 'failed' } retries every failed job"), RETRYABLE);
     if (!f) return { count: 0 };
     return this.walk(f, async (batch) => {
       const outcome = await this.db.transaction(async (tx) => {
@@ -57,8 +58,8 @@ export class JobAdminService {
   }
 
   /** Cancels the unfinished jobs the filter selects; `count` = those still unfinished when their batch reached them (cascades not counted). */
-  async cancelMany(filter: JobFilter = {}): Promise<{ count: number }> {
-    const f = restrictStates(normalizeFilter(filter), CANCELLABLE);
+  async cancelMany(filter: JobFilter): Promise<{ count: number }> {
+    const f = restrictStates(narrowed(filter, 'cancelMany', "{ state: ['waiting', 'ready'] } cancels everything not yet started"), CANCELLABLE);
     if (!f) return { count: 0 };
     return this.walk(f, async (batch) => {
       const outcome = await this.db.transaction(async (tx) => {
@@ -86,6 +87,17 @@ export class JobAdminService {
     } while (before !== null);
     return { count };
   }
+}
+
+/**
+ * The filter, normalized, if it has a condition. `retryMany()` or `cancelMany({})` would act on
+ * every job in the database: a slip (a filter built from an empty form) rather than an intent,
+ * so it is refused; selecting every job takes saying so with a condition.
+ */
+function narrowed(filter: JobFilter, operation: string, example: string): NormalizedFilter {
+  const f = normalizeFilter(filter);
+  if (!narrowsJobs(f)) throw new InvalidQueryError('filter', `at least one condition (${operation} never applies to every job by default; ${example})`, filter);
+  return f;
 }
 
 /** The filter narrowed to the states the operation applies to; null when none is left. */

@@ -90,6 +90,14 @@ export function normalizeFilter(raw: unknown): NormalizedFilter {
   return out;
 }
 
+/**
+ * True when the filter narrows the jobs at all. An empty filter, or one whose only condition is
+ * `argsContains: {}` (every args object contains the empty one), selects every job.
+ */
+export function narrowsJobs(f: NormalizedFilter): boolean {
+  return Object.entries(f).some(([field, value]) => value !== undefined && !(field === 'argsContains' && Object.keys(value as object).length === 0));
+}
+
 /** Validates `{ limit, cursor }` apart from the cursor's content (see decodeCursor). */
 export function normalizePageOptions(raw: unknown): { limit: number; cursor: string | null } {
   if (raw === undefined || raw === null) return { limit: DEFAULT_PAGE, cursor: null };

@@ -315,6 +315,9 @@ describeDialects('dashboard API', (db) => {
     expect((await action('/api/jobs/cancel-many', { filter: {} })).status).toBe(400);
     expect((await action('/api/jobs/cancel-many', {})).status).toBe(400);
     expect((await action('/api/jobs/cancel-many', { filter: { state: 'bogus' } })).status).toBe(400);
+    // An args filter of {} is a condition only in name: every job's args contain it.
+    expect((await action('/api/jobs/cancel-many', { filter: { args: '{}' } })).status).toBe(400);
+    expect(await d.queue.find({ group: 'bulk', state: 'ready' }).then((p) => p.jobs.length)).toBe(5);
     const cancelled = await action('/api/jobs/cancel-many', { filter: { group: 'bulk', state: 'ready' } });
     expect(await cancelled.json().then(asAny)).toEqual({ count: 5 });
     const retried = await action('/api/jobs/retry-many', { filter: { group: 'bulk' } });

@@ -139,7 +139,8 @@ describeDialects('retryMany / cancelMany', (db) => {
 
   it('bad filters throw InvalidQueryError and change nothing', async () => {
     await app.queue.enqueue({ type: 'noop' });
-    for (const filter of [{ colour: 'red' }, { state: 'finished' }, { argsContains: 'x' }, { type: [] }]) {
+    // {} and undefined would select every job; argsContains {} is contained in every args.
+    for (const filter of [{ colour: 'red' }, { state: 'finished' }, { argsContains: 'x' }, { type: [] }, {}, undefined, { argsContains: {} }]) {
       await expect(app.queue.cancelMany(filter as never)).rejects.toBeInstanceOf(InvalidQueryError);
       await expect(app.queue.retryMany(filter as never)).rejects.toBeInstanceOf(InvalidQueryError);
     }

@@ -1,7 +1,7 @@
 import { InvalidCursorError, InvalidQueryError } from '../../lib';
 import { flattenArgsContains, jsonPath, normalizeArgsContains } from '../../lib/query/args-filter';
 import { decodeCursor, encodeCursor } from '../../lib/query/find-cursor';
-import { canonicalFilter, normalizeFilter, normalizePageOptions } from '../../lib/query/job-filter';
+import { canonicalFilter, narrowsJobs, normalizeFilter, normalizePageOptions } from '../../lib/query/job-filter';
 
 describe('normalizeFilter', () => {
   it('accepts every field, one or a list, and normalizes lists and dates', () => {
@@ -62,6 +62,18 @@ describe('normalizeFilter', () => {
     const b = normalizeFilter({ argsContains: { b: { c: 2 }, a: 1 }, state: ['done', 'failed'] });
     expect(canonicalFilter(a)).toBe(canonicalFilter(b));
     expect(canonicalFilter(a)).not.toBe(canonicalFilter(normalizeFilter({ state: 'done' })));
+  });
+});
+
+describe('narrowsJobs', () => {
+  it('is false for a filter that selects every job, true for any real condition', () => {
+    expect(narrowsJobs(normalizeFilter({}))).toBe(false);
+    expect(narrowsJobs(normalizeFilter(undefined))).toBe(false);
+    expect(narrowsJobs(normalizeFilter({ argsContains: {} }))).toBe(false);
+    for (const f of [{ state: 'failed' }, { type: 'a' }, { group: 'g' }, { parentId: 1 }, { key: 'k' }, { argsContains: { a: 1 } }, { argsContains: { a: {} } }, { errorContains: 'x' }, { createdAfter: new Date(0) }, { createdBefore: new Date() }]) {
+      expect(narrowsJobs(normalizeFilter(f))).toBe(true);
+    }
+    expect(narrowsJobs(normalizeFilter({ argsContains: {}, group: 'g' }))).toBe(true);
   });
 });
 
