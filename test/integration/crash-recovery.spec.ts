@@ -34,6 +34,10 @@ describeDialects('crash, wedge and shutdown with real worker processes', (db) =>
   afterEach(async () => {
     workers.splice(0).forEach((w) => w.kill());
   });
+  const jobRow = async (id: number) => ({
+    job: await app.rows(`SELECT state, attempts, run_after, lease_owner, lease_expires, started_at, last_error FROM jobs WHERE id = ${id}`),
+    now: await app.rows(`SELECT ${db.dialect === 'postgres' ? 'now()' : db.dialect === 'mysql' ? 'UTC_TIMESTAMP(3)' : "strftime('%Y-%m-%d %H:%M:%f', 'now')"} AS now`),
+  });
 
   it('a worker killed with SIGKILL mid-job: another reclaims after the lease TTL and finalizes once', async () => {
     const a = spawn();
@@ -47,7 +51,7 @@ describeDialects('crash, wedge and shutdown with real worker processes', (db) =>
 
     const b = spawn();
     const { pid: bPid } = await b.waitFor('ready');
-    const done = await app.queue.waitFor(job.id, { timeoutMs: 30_000 });
+    const done = await WorkerProcess.explained(app.queue.waitFor(job.id, { timeoutMs: 30_000 }), [b], () => jobRow(job.id));
     const recoveryMs = Date.now() - killedAt;
     process.stdout.write(`[${db.dialect}] SIGKILL recovery: done ${recoveryMs} ms after the kill (lease TTL ${fast.leaseTtlMs} ms)\n`);
 
@@ -72,7 +76,7 @@ describeDialects('crash, wedge and shutdown with real worker processes', (db) =>
     await app.rows(`UPDATE jobs SET lease_expires = ${futureSql(db.dialect, 60)} WHERE id = ${job.id}`);
     const b = spawn();
     const { pid: bPid } = await b.waitFor('ready');
-    const done = await app.queue.waitFor(job.id, { timeoutMs: 30_000 });
+    const done = await WorkerProcess.explained(app.queue.waitFor(job.id, { timeoutMs: 30_000 }), [a, b], () => jobRow(job.id));
     expect(done).toMatchObject({ state: 'done', attempts: 2, result: { worker: String(bPid) } });
     expect(done.lastError).toMatch(/timed out after 800 ms \(found by the timeout sweep/);
     writeFileSync(releaseFile, ''); // A wakes up only now, long after B finished its job

@@ -76,4 +76,26 @@ export class WorkerProcess {
       this.waiters = [];
     }
   }
+
+  /** What the process said besides its JSON messages (its log lines and stderr), the last `lines` of each. */
+  logTail(lines = 40): string {
+    const logs = this.messages.filter((m) => m.type === 'log').map((m) => String(m.line));
+    return [`worker ${this.pid}${this.dead ? ' (exited)' : ''}:`, ...logs.slice(-lines), ...this.stderr.slice(-lines)].join('\n');
+  }
+
+  /**
+   * `work`, whose failure also carries what the workers logged: a wait that times out in a
+   * multi-process spec otherwise says nothing of why the other processes did not act.
+   */
+  static async explained<T>(work: Promise<T>, workers: WorkerProcess[], context?: () => Promise<unknown>): Promise<T> {
+    try {
+      return await work;
+    } catch (err) {
+      if (err instanceof Error) {
+        const seen = context ? await context().then((c) => JSON.stringify(c), (e) => `(context failed: ${String(e)})`) : '';
+        err.message += `\n${seen}\n${workers.map((w) => w.logTail()).join('\n')}`;
+      }
+      throw err;
+    }
+  }
 }
