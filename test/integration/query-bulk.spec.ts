@@ -122,6 +122,34 @@ describeDialects('retryMany / cancelMany', (db) => {
     expect((await app.queue.get(chain.down))!.lastError).toBe(`cancelled: upstream job ${chain.up} failed or was cancelled`);
   });
 
+  it('cancelMany of fan-in upstreams cancels each dependent once: a statement per dependent, not one per upstream', async () => {
+    // 100 graphs: 10 upstreams (cancelled by the filter) → 1 dependent (cancelled by the cascade).
+    const graphs = 100;
+    const nodes = [];
+    for (let k = 0; k < graphs; k++) {
+      const ups = Array.from({ length: FAN_IN }, (_, i) => ({ ref: `u${k}-${i}`, type: 'noop', group: 'fan' }));
+      nodes.push(...ups, { ref: `d${k}`, type: 'noop', group: 'other', dependsOn: ups.map((u) => u.ref) });
+    }
+    const ids = await app.queue.enqueueGraph(nodes);
+    let statements = 0;
+    const transaction = app.db.transaction.bind(app.db);
+    const spy = jest.spyOn(app.db, 'transaction').mockImplementation(((work: (tx: SqlExecutor) => Promise<unknown>, options?: never) =>
+      transaction((tx) => work({ dialect: tx.dialect, run: (s) => (statements++, tx.run(s)) }), options)) as never);
+    try {
+      expect(await app.queue.cancelMany({ group: 'fan' })).toEqual({ count: graphs * FAN_IN });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await app.count(`state = 'cancelled'`)).toBe(graphs * (FAN_IN + 1));
+    // Each dependent names the first of its upstreams (the lowest id): the cascade's first cause that reaches it.
+    for (const k of [0, 37, graphs - 1]) {
+      expect((await app.queue.get(ids[`d${k}`]))!.lastError).toBe(`cancelled: upstream job ${ids[`u${k}-0`]} failed or was cancelled`);
+    }
+    // Every upstream ran its own cancel statement: 1,000 and more. Now one per dependent (two on
+    // MySQL: a locking read, then the UPDATE), and a few per batch of 500.
+    expect(statements).toBeLessThan(2 * graphs + 60);
+  });
+
   it('an argsContains key named __proto__ is a key like any other: find and cancelMany select only the jobs holding it', async () => {
     // JSON.parse (the dashboard's args field, a request body) makes "__proto__" an own key; assigned
     // into a copy it set the prototype instead, the filter became {} and selected every job.
