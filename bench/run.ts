@@ -25,6 +25,7 @@ import { pgTracing } from './scenarios/pg-tracing';
 import { pgObservability } from './scenarios/pg-observability';
 import { processesNode22 } from './scenarios/processes-node22';
 import { queryScenario } from './scenarios/query';
+import { redrive } from './scenarios/redrive';
 import { scanCost } from './scenarios/scan-cost';
 import { sqliteScenario } from './scenarios/sqlite';
 import { waitersScenario } from './scenarios/waiters';
@@ -32,7 +33,7 @@ import { manyTypes } from './scenarios/many-types';
 import { pausedScale } from './scenarios/paused-scale';
 
 const SCENARIOS: Scenario[] = [
-  pgThroughput, pgCeiling, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, manyTypes, pausedScale, fairShareScale, queryScenario, peersNode22, processesNode22,
+  pgThroughput, pgCeiling, pgTracing, pgObservability, pgLatency, mysqlScenario, sqliteScenario, scanCost, graphs, graphsLarge, memory, waitersScenario, manyTypes, pausedScale, fairShareScale, queryScenario, redrive, peersNode22, processesNode22,
 ];
 
 async function main(): Promise<number> {
