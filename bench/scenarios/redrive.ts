@@ -74,7 +74,7 @@ export const redrive: Scenario = {
       description: `retryMany and cancelMany of ${num(jobs)} jobs, alone and while 2 worker processes run.`,
       settings: [
         `${num(jobs)} jobs: ${num(jobs / FAN / 10)} fan-in graphs of ${FAN} upstreams → 1 dependent (the upstreams are selected, the dependents follow by cascade) and ${num(jobs * 0.9)} independent jobs; enqueued once per dialect through enqueueGraph, reset by bulk SQL (then VACUUM ANALYZE / ANALYZE) before every run`,
-        `retryMany({ state: 'failed' }) with the dependents cancelled; cancelMany({}) of the jobs ready and the dependents waiting`,
+        `retryMany({ state: 'failed' }) with the dependents cancelled; cancelMany({ state: [every unfinished state] }) of the jobs ready and the dependents waiting`,
         'workers: 2 processes (bench/workers/our-worker, library defaults: concurrency 10, poll 1 s, NOTIFY on PostgreSQL), started before the call; with workers, cancelMany races them (they take the oldest jobs first) and cancels fewer',
         `${ctx.config.runs} run(s) per configuration, 0 and 2 workers alternating; medians (min–max)`,
         'statements: those of the call\'s own transactions (the keyset reads between them are not counted); CPU from process.cpuUsage and /proc (PostgreSQL: the run database\'s backends, workers\' included; MariaDB: the whole server)',
@@ -147,7 +147,7 @@ async function measure(dialect: Dialect, db: BenchDatabase, op: Op, workers: num
     const t0 = performance.now();
     let count: number;
     try {
-      count = (op === 'retry' ? await app.queue.retryMany({ state: 'failed' }) : await app.queue.cancelMany({})).count;
+      count = (op === 'retry' ? await app.queue.retryMany({ state: 'failed' }) : await app.queue.cancelMany({ state: ['waiting', 'ready', 'leased', 'running'] })).count;
     } finally {
       delete (database as { transaction?: unknown }).transaction;
     }
