@@ -9,7 +9,7 @@ import { PoolRecovery } from './pool-recovery';
 import { retrySqliteBusy } from './retry-sqlite-busy';
 import type { Sql } from './sql';
 import type { Row, SqlExecutor, SqlResult } from './sql-executor';
-import { SqliteStatements, type SqliteHandle } from './sqlite-statements';
+import { SqliteStatements, type SqliteHandle, type SqliteStatementCounts } from './sqlite-statements';
 
 export interface TransactionOptions {
   /** Fresh attempts after a deadlock, serialization failure or SQLite busy. Default 8. */
@@ -140,6 +140,11 @@ export class JobQueueDatabase implements SqlExecutor {
       }
       throw err;
     }
+  }
+
+  /** SQLite: what the statement caches hold (undefined before the first statement, and on other dialects). */
+  get sqliteStatementCounts(): SqliteStatementCounts | undefined {
+    return this.sqlite?.statements.counts;
   }
 
   private sqliteStatements(): SqliteStatements {

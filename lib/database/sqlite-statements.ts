@@ -27,11 +27,31 @@ interface ShapeNode {
 
 /**
  * Shapes longer than this many keys (a multi-row insert, a long list) are found by their text:
- * they are few, their texts are long anyway, and each length would add a branch to the trie.
+ * each length would add a branch to the trie, and their texts are long anyway.
  */
 const SHAPE_KEYS_MAX = 256;
-/** Prepared statements kept; past it the caches start over (a rebuilt cache only re-prepares). */
+/** Prepared statements kept in the trie; past it the trie starts over (a rebuilt cache only re-prepares). */
 const STATEMENTS_KEPT = 1_000;
+/**
+ * SQL text kept prepared, in characters, by the trie and by the text cache each. A compiled
+ * statement costs SQLite 40-90 bytes of native memory per character of its text (1.6 MB for a
+ * 1,000-row insert, 88 MB for IN lists of every length up to 1,000): counted in statements
+ * only, an application enqueueing batches of 500 sizes held 270 MB more RSS than one of a
+ * single size. This bounds the native memory at about 20-45 MB per cache; a worker's everyday
+ * statements take a fraction of it.
+ */
+export const SQLITE_TEXT_KEPT = 512 * 1024;
+
+/** What the caches hold (for tests and the curious). */
+export interface SqliteStatementCounts {
+  /** Statements found by their shape, their text in characters, and the trie's nodes. */
+  shapes: number;
+  shapeChars: number;
+  shapeNodes: number;
+  /** Long statements found by their text, and their text in characters. */
+  texts: number;
+  textChars: number;
+}
 
 /**
  * The queue's SQLite statements straight on better-sqlite3, without a TypeORM QueryRunner (as
@@ -41,37 +61,64 @@ const STATEMENTS_KEPT = 1_000;
  *
  * A statement is found by its shape (`Sql.collect`: template identities, list lengths, raw
  * texts) rather than its text: building the text of every statement and hashing it for the
- * lookup was another tenth. Synchronous, as the driver is: callers hold the queue's SQLite mutex.
+ * lookup was another tenth. Long statements are found by their text, least recently used
+ * dropped first. Synchronous, as the driver is: callers hold the queue's SQLite mutex.
  */
 export class SqliteStatements {
   private shapes: ShapeNode = {};
+  private shapeCount = 0;
+  private shapeChars = 0;
+  private shapeNodes = 0;
+  /** Long statements and fixed texts by text, least recently used first. */
   private readonly byText = new Map<string, Prepared>();
-  private kept = 0;
+  private textChars = 0;
 
   constructor(
     private readonly handle: SqliteHandle,
     private readonly logger: Logger,
   ) {}
 
+  get counts(): SqliteStatementCounts {
+    return { shapes: this.shapeCount, shapeChars: this.shapeChars, shapeNodes: this.shapeNodes, texts: this.byText.size, textChars: this.textChars };
+  }
+
   /** A statement of the queue's SQL builder. */
   run(statement: Sql): SqlResult {
+    // Before the walk, so that the node the walk ends at belongs to the trie kept.
+    if (this.shapeCount >= STATEMENTS_KEPT || this.shapeChars > SQLITE_TEXT_KEPT) this.startOver();
     let params: unknown[] = [];
-    let node: ShapeNode = this.shapes;
+    let node: ShapeNode | undefined = this.shapes;
     let keys = 0;
+    // The keys past the last node found: the branch is grown only for a shape that turns out
+    // short. Grown as it was walked, every long statement left up to SHAPE_KEYS_MAX nodes that
+    // held nothing, and never counted, a trie node per job enqueued in batches of varied sizes.
+    let deepest: ShapeNode = this.shapes;
+    let missing: unknown[] | undefined;
     const short = statement.collect(params, (key) => {
       if (++keys > SHAPE_KEYS_MAX) return false;
-      let next = node.next?.get(key);
-      if (!next) (node.next ??= new Map()).set(key, (next = {}));
-      node = next;
+      if (node) {
+        const next: ShapeNode | undefined = node.next?.get(key);
+        if (next) node = deepest = next;
+        else (node = undefined), (missing = [key]);
+      } else missing!.push(key);
       return true;
     });
-    let prepared = short ? node.prepared : undefined;
+    let prepared = short ? node?.prepared : undefined;
     if (!prepared) {
       const rendered = statement.render('sqlite');
-      if (!short) params = rendered.params;
-      prepared = this.byText.get(rendered.text) ?? this.prepare(rendered.text);
-      if (short) node.prepared = prepared;
-      else this.byText.set(rendered.text, prepared);
+      if (short) {
+        prepared = this.prepare(rendered.text);
+        if (!node) {
+          node = grow(deepest, missing!);
+          this.shapeNodes += missing!.length;
+        }
+        node.prepared = prepared;
+        this.shapeCount++;
+        this.shapeChars += rendered.text.length;
+      } else {
+        params = rendered.params;
+        prepared = this.byTextOrNew(rendered.text);
+      }
     }
     assertBoundParameters('sqlite', params.length, prepared.text);
     return this.execute(prepared, params);
@@ -79,17 +126,33 @@ export class SqliteStatements {
 
   /** A fixed statement (BEGIN, COMMIT, ROLLBACK). */
   runText(text: string): SqlResult {
+    return this.execute(this.byTextOrNew(text), []);
+  }
+
+  private byTextOrNew(text: string): Prepared {
     let prepared = this.byText.get(text);
-    if (!prepared) this.byText.set(text, (prepared = this.prepare(text)));
-    return this.execute(prepared, []);
+    if (prepared) this.byText.delete(text); // moved to the most recent end
+    else {
+      prepared = this.prepare(text);
+      this.textChars += text.length;
+    }
+    this.byText.set(text, prepared);
+    while (this.textChars > SQLITE_TEXT_KEPT && this.byText.size > 1) {
+      const oldest = this.byText.keys().next().value!;
+      this.byText.delete(oldest);
+      this.textChars -= oldest.length;
+    }
+    return prepared;
+  }
+
+  private startOver(): void {
+    this.shapes = {};
+    this.shapeCount = 0;
+    this.shapeChars = 0;
+    this.shapeNodes = 0;
   }
 
   private prepare(text: string): Prepared {
-    if (++this.kept > STATEMENTS_KEPT) {
-      this.shapes = {};
-      this.byText.clear();
-      this.kept = 1;
-    }
     try {
       return { text, statement: this.handle.prepare(text) };
     } catch (err) {
@@ -110,4 +173,15 @@ export class SqliteStatements {
       throw err;
     }
   }
+}
+
+/** Adds the branch of `keys` below `from`; returns its last node. */
+function grow(from: ShapeNode, keys: readonly unknown[]): ShapeNode {
+  let node = from;
+  for (const key of keys) {
+    const next: ShapeNode = {};
+    (node.next ??= new Map()).set(key, next);
+    node = next;
+  }
+  return node;
 }
