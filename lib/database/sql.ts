@@ -126,9 +126,17 @@ sql.join = (parts: readonly Sql[], separator = ', '): Sql => {
  */
 const JOINS = new Map<string, Map<number, readonly string[]>>();
 const JOIN_SHAPES_KEPT = 10_000;
+/**
+ * Joins of more parts are built afresh. Every part adds a key to the statement's shape, so such
+ * a join always makes a shape too long for the SQLite statement trie (SHAPE_KEYS_MAX keys), which
+ * finds those statements by their text: the identity of their strings serves nothing. Cached,
+ * one array per length, edge inserts of every batch size up to 5,000 would hold 12.5 million slots.
+ */
+export const JOIN_PARTS_KEPT = 256;
 let joinShapes = 0;
 
 function joinStrings(separator: string, parts: number): readonly string[] {
+  if (parts > JOIN_PARTS_KEPT) return ['', ...Array.from({ length: parts - 1 }, () => separator), ''];
   let strings = JOINS.get(separator)?.get(parts);
   if (strings) return strings;
   // A bound for separators built at run time; a cache that starts over only re-prepares.

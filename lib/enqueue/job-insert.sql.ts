@@ -1,3 +1,4 @@
+import { binarySlices } from '../database/binary-slices';
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { NormalizedJob } from './normalize-job';
@@ -81,7 +82,9 @@ export async function insertJobs(tx: SqlExecutor, jobs: InsertableJob[], autoInc
   // SQLite evaluates strftime('now') three times per row; one bound timestamp per statement
   // made bulk inserts 13% faster. The rows of one insert share their creation time anyway.
   const now = tx.dialect.name === 'sqlite' ? sql`${tx.dialect.timeParam(new Date())}` : tx.dialect.now();
-  for (const chunk of byteChunks(jobs)) {
+  // SQLite: statements of a few sizes only (binarySlices); one per chunk elsewhere (a round trip each).
+  const statements = tx.dialect.name === 'sqlite' ? byteChunks(jobs).flatMap((c) => binarySlices(c)) : byteChunks(jobs);
+  for (const chunk of statements) {
     const withId = chunk[0].id !== null;
     const traced = isTraced(chunk);
     const values = chunk.map(
@@ -165,7 +168,8 @@ export async function insertDependencies(tx: SqlExecutor, edges: Array<[jobId: n
     }
     return;
   }
-  for (const chunk of chunks(edges, ROWS_PER_STATEMENT * 5)) {
+  const all = chunks(edges, ROWS_PER_STATEMENT * 5);
+  for (const chunk of tx.dialect.name === 'sqlite' ? all.flatMap((c) => binarySlices(c)) : all) {
     const values: Sql[] = chunk.map(([a, b]) => sql`(${a}, ${b})`);
     await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id) VALUES ${sql.join(values)}`);
   }

@@ -1,4 +1,4 @@
-import { chunked, LIST_CHUNK, MAX_BOUND_PARAMETERS, sql, type Sql } from '../../lib/database/sql';
+import { chunked, JOIN_PARTS_KEPT, LIST_CHUNK, MAX_BOUND_PARAMETERS, sql, type Sql } from '../../lib/database/sql';
 
 describe('sql tagged template', () => {
   const q = sql`SELECT * FROM jobs WHERE id IN (${sql.list([1, 2])}) AND type = ${"it's"}${sql` AND g = ${'a'}`}`;
@@ -82,5 +82,15 @@ describe('statement shapes (Sql.collect)', () => {
   it('names a join by one strings array per separator and length, so repeated joins share a shape', () => {
     expect(sameKeys(shape(sql.join([one(1), one(2)], ' AND ')).keys, shape(sql.join([one(7), one(8)], ' AND ')).keys)).toBe(true);
     expect(sql.join([one(1), one(2), one(3)], ' AND ').render('postgres').text).toBe('id = $1 AND id = $2 AND id = $3');
+  });
+
+  it('keeps no strings array for a join too long for any cached shape (one per batch size piled up)', () => {
+    const parts = (n: number) => Array.from({ length: n }, (_, i) => one(i));
+    expect(sql.join(parts(JOIN_PARTS_KEPT)).strings).toBe(sql.join(parts(JOIN_PARTS_KEPT)).strings);
+    const long = sql.join(parts(JOIN_PARTS_KEPT + 1));
+    expect(long.strings).not.toBe(sql.join(parts(JOIN_PARTS_KEPT + 1)).strings);
+    expect(long.render('sqlite').text).toBe(Array.from({ length: JOIN_PARTS_KEPT + 1 }, () => 'id = ?').join(', '));
+    // Such a join is past the SQLite trie's key limit anyway: 1 key for the join, 2 per part.
+    expect(shape(long).keys.length).toBeGreaterThan(2 * JOIN_PARTS_KEPT);
   });
 });
