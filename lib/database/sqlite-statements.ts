@@ -37,8 +37,10 @@ const STATEMENTS_KEPT = 1_000;
  * statement costs SQLite 40-90 bytes of native memory per character of its text (1.6 MB for a
  * 1,000-row insert, 88 MB for IN lists of every length up to 1,000): counted in statements
  * only, an application enqueueing batches of 500 sizes held 270 MB more RSS than one of a
- * single size. This bounds the native memory at about 20-45 MB per cache; a worker's everyday
- * statements take a fraction of it.
+ * single size. This bounds what the caches hold at about 20-45 MB of native memory each; a
+ * worker's everyday statements take a fraction of it. A statement dropped is freed only when V8
+ * collects it, which memory V8 cannot see does not hurry: what keeps their number down is SQL of
+ * few texts (multi-row inserts in binarySlices).
  */
 export const SQLITE_TEXT_KEPT = 512 * 1024;
 
