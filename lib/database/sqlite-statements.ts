@@ -35,14 +35,14 @@ const STATEMENTS_KEPT = 1_000;
 /**
  * SQL text kept prepared, in characters, by the trie and by the text cache each. A compiled
  * statement costs SQLite 40-90 bytes of native memory per character of its text (1.6 MB for a
- * 1,000-row insert, 88 MB for IN lists of every length up to 1,000): counted in statements
- * only, an application enqueueing batches of 500 sizes held 270 MB more RSS than one of a
- * single size. This bounds what the caches hold at about 20-45 MB of native memory each; a
- * worker's everyday statements take a fraction of it. A statement dropped is freed only when V8
- * collects it, which memory V8 cannot see does not hurry: what keeps their number down is SQL of
- * few texts (multi-row inserts in binarySlices).
+ * 1,000-row insert): counted in statements only, an application enqueueing batches of 500 sizes
+ * held 270 MB more RSS than one of a single size. Large enough for a list of every length up to
+ * 1,000 in one statement (about 2 million characters): a working set over the bound re-prepares
+ * on every miss, and a statement dropped is freed only when V8 collects it, which memory V8
+ * cannot see does not hurry (at 512 KB, lists of random lengths held 1 GB of RSS after 20,000
+ * statements). What keeps the texts few is SQL built for it: inserts in binarySlices.
  */
-export const SQLITE_TEXT_KEPT = 512 * 1024;
+export const SQLITE_TEXT_KEPT = 4 * 1024 * 1024;
 
 /** What the caches hold (for tests and the curious). */
 export interface SqliteStatementCounts {
