@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobQueueDatabase } from '../database/job-queue.database';
+import { InvalidQueryError } from '../errors/query.errors';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { cancelJobs } from '../finalize/cancel.sql';
 import { retryJobs } from '../finalize/retry.sql';
@@ -8,7 +9,6 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { JobState } from '../job.types';
 import { notifyInTransaction } from '../notify/notify.sql';
 import { ID_COLUMN } from './find-jobs.sql';
-import { InvalidQueryError } from '../errors/query.errors';
 import { narrowsJobs, normalizeFilter, type JobFilter, type NormalizedFilter } from './job-filter';
 import { readPage } from './read-page';
 
@@ -96,7 +96,7 @@ export class JobAdminService {
  */
 function narrowed(filter: JobFilter, operation: string, example: string): NormalizedFilter {
   const f = normalizeFilter(filter);
-  if (!narrowsJobs(f)) throw new InvalidQueryError('filter', `at least one condition (${operation} never applies to every job by default; ${example})`, filter);
+  if (!narrowsJobs(f)) throw new InvalidQueryError('filter', `at least one condition (${operation} acts on every job only when asked to; ${example})`, filter);
   return f;
 }
 
