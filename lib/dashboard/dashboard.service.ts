@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import type { SqlDialect } from '../database/dialects';
 import type { Row } from '../database/sql-executor';
-import { InvalidQueryError } from '../errors/query.errors';
 import { JobQueueService } from '../job-queue.service';
 import type { JobState } from '../job.types';
 import { graphEdges, walkJobGraph } from '../query/graph-walk';
@@ -178,11 +177,9 @@ export class DashboardService {
     this.graphs.clear(); // the chart is history: an action does not change it
   }
 
-  /** A bulk action's filter must select something narrower than "everything". */
+  /** A bulk action's filter; one without a condition is refused by retryMany/cancelMany themselves. */
   bulkFilter(body: unknown) {
-    const { filter } = parseJobsQuery(body && typeof body === 'object' ? ((body as Record<string, unknown>).filter as Record<string, unknown>) : undefined);
-    if (!Object.keys(filter).length) throw new InvalidQueryError('filter', 'at least one condition (a bulk action never applies to every job)', {});
-    return filter;
+    return parseJobsQuery(body && typeof body === 'object' ? ((body as Record<string, unknown>).filter as Record<string, unknown>) : undefined).filter;
   }
 
   /**
