@@ -39,11 +39,14 @@ export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<C
     }
     // One cancel statement per cause, since its message names the cause. cancelMany's batches have
     // as many causes as jobs (each its own), nearly all without dependents: 100,000 statements
-    // took 50 s on PostgreSQL, 35 s on MariaDB. With several causes, first read which open
-    // dependents each has, and give each dependent to the first cause that reaches it (the one
-    // whose statement would cancel it): a cause left with none needs no statement. Ten upstreams
-    // of one dependent were ten statements, nine of which found it cancelled already.
-    const dependents = byCause.size > 1 ? await openDependents(tx, frontier.filter((s) => s.outcome !== 'done').map((s) => s.id)) : null;
+    // took 50 s on PostgreSQL, 35 s on MariaDB. So first read which open dependents each has,
+    // and give each dependent to the first cause that reaches it (the one whose statement would
+    // cancel it): a cause left with none needs no statement. Ten upstreams of one dependent were
+    // ten statements, nine of which found it cancelled already. A single cause too: the round
+    // after a fan-out's has its 100,000 cancelled dependents, usually without dependents of their
+    // own, and an index read of job_deps per slice says so where a cancel statement per slice ran.
+    const open = byCause.size ? await openDependents(tx, frontier.filter((s) => s.outcome !== 'done').map((s) => s.id)) : null;
+    const dependents = open?.dependents;
     const reached = new Set<number>();
     for (const [cause, all] of byCause) {
       let ids = all;
@@ -57,7 +60,7 @@ export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<C
         }
         if (!claims) continue;
       }
-      if (ids.length) append(next, await cancelDependents(tx, ids, cause));
+      if (ids.length) append(next, await cancelDependents(tx, ids, cause, !open?.locked));
     }
     append(next, await rollUpParents(tx, frontier));
     append(all, frontier);
@@ -124,48 +127,74 @@ async function promoteDependents(tx: SqlExecutor, doneIds: number[]): Promise<{ 
   return { promoted, sliced };
 }
 
+/** The states a dependent may be in when its upstream ends: open, or closed by another upstream. */
+const UNDONE = sql.raw(`'waiting', 'ready', 'failed', 'cancelled'`);
+
 /**
  * Per job of `ids` that has any, its dependents a cascade could still cancel, read from job_deps'
  * depends_on_id index in the skewed-list slices every such list uses (MariaDB read the whole
  * index for an EXISTS semi-join over a list of ids; skewed-lists.spec). Up to LIST_CHUNK
- * distinct dependents, those already finished are left out (one read by primary key); past
- * that, every dependent counts as open. A join of job_deps to jobs in one statement cost
- * PostgreSQL 6–14 ms per slice of 500 (a merge join along jobs' primary key) where these two
- * reads cost 1–2. No locks are taken: each cancel statement still checks the state of every
- * dependent it reaches.
+ * distinct dependents, those already finished are left out (one locking read by primary key,
+ * `locked`); past that, every dependent counts as open. A join of job_deps to jobs in one
+ * statement cost PostgreSQL 6–14 ms per slice of 500 (a merge join along jobs' primary key)
+ * where these two reads cost 1–2.
+ *
+ * The read locks failed and cancelled dependents too, and waits for them: a `retry()` that has
+ * reopened one and not yet committed read this cascade's upstream as still running, so it left
+ * the dependent waiting for it. Read without the lock, the dependent was still cancelled, the
+ * upstream's failure cancelled nothing, and the dependent waited for ever (retry-race.spec).
  */
-async function openDependents(tx: SqlExecutor, ids: readonly number[]): Promise<Map<number, number[]>> {
+async function openDependents(tx: SqlExecutor, ids: readonly number[]): Promise<{ dependents: Map<number, number[]>; locked: boolean }> {
   const edges = await inChunks(tx, ids, (list) => sql`SELECT depends_on_id, job_id FROM job_deps WHERE depends_on_id IN (${list})`, skewedListChunk(tx.dialect));
-  const out = new Map<number, number[]>();
-  if (!edges.length) return out;
+  const dependents = new Map<number, number[]>();
+  if (!edges.length) return { dependents, locked: true };
   const candidates = [...new Set(edges.map((e) => Number(e.job_id)))];
   let open: Set<number> | null = null;
   if (candidates.length <= LIST_CHUNK) {
-    // SQLite: NOT INDEXED keeps its planner on the rowid (without statistics it may walk the ready index instead).
-    const byIdOnly = tx.dialect.name === 'sqlite' ? sql.raw(' NOT INDEXED') : sql``;
-    const { rows } = await tx.run(sql`SELECT id FROM jobs${byIdOnly} WHERE id IN (${sql.list(candidates.sort((a, b) => a - b))}) AND state IN ('waiting', 'ready')`);
-    open = new Set(rows.map((r) => Number(r.id)));
+    // SQLite: NOT INDEXED keeps its planner on the rowid (without statistics it may walk the ready
+    // index instead); its single writer needs no lock.
+    const d = tx.dialect.name;
+    const byIdOnly = d === 'sqlite' ? sql.raw(' NOT INDEXED') : sql``;
+    const lock = d === 'sqlite' ? sql`` : sql` ORDER BY id FOR UPDATE`;
+    const { rows } = await tx.run(sql`SELECT id, state FROM jobs${byIdOnly} WHERE id IN (${sql.list(candidates.sort((a, b) => a - b))}) AND state IN (${UNDONE})${lock}`);
+    open = new Set(rows.filter((r) => r.state === 'waiting' || r.state === 'ready').map((r) => Number(r.id)));
   }
   for (const e of edges) {
     const id = Number(e.job_id);
     if (open && !open.has(id)) continue;
     const up = Number(e.depends_on_id);
-    const list = out.get(up);
+    const list = dependents.get(up);
     if (list) list.push(id);
-    else out.set(up, [id]);
+    else dependents.set(up, [id]);
   }
-  return out;
+  return { dependents, locked: open !== null };
 }
 
-async function cancelDependents(tx: SqlExecutor, badIds: number[], cause: number): Promise<SettledJob[]> {
+/**
+ * Cancels the open dependents of `badIds`. `waitForReopened`: first lock their failed and
+ * cancelled dependents (see openDependents) where nothing has yet. PostgreSQL only: its UPDATE
+ * passes over a row whose committed version does not match without waiting for the transaction
+ * that changes it, where MySQL's locking read waits for the row and reads it again.
+ *
+ * PostgreSQL reads the state as `state || ''` so that both statements go through job_deps and
+ * the primary key, never along the (state, id) index: with statistics from before a large
+ * enqueue (most rows finished, say), the planner took that index for the fan-out's 100,000
+ * waiting dependents and probed job_deps once for each of them, 10^10 index reads (a cancelled
+ * 1 → 100,000 fan-out's first statement ran for minutes; `.scratch/cancel-fanout.js`).
+ */
+async function cancelDependents(tx: SqlExecutor, badIds: number[], cause: number, waitForReopened: boolean): Promise<SettledJob[]> {
   const out: SettledJob[] = [];
   const now = tx.dialect.now();
+  const pg = tx.dialect.name === 'postgres';
+  const state = sql.raw(pg ? `state || ''` : 'state');
   for (const chunk of chunked(badIds, skewedListChunk(tx.dialect))) {
+    const dependentsOf = sql`id IN (SELECT job_id FROM job_deps WHERE depends_on_id IN (${sql.list(chunk)}))`;
+    if (waitForReopened && pg) await tx.run(sql`SELECT id FROM jobs WHERE ${dependentsOf} AND ${state} IN ('failed', 'cancelled') ORDER BY id FOR UPDATE`);
     const rows = await updateReturning(
       tx,
       sql`state = 'cancelled', last_error = ${`cancelled: upstream job ${cause} failed or was cancelled`},
         finished_at = ${now}, lease_owner = NULL, lease_expires = NULL, updated_at = ${now}`,
-      sql`id IN (SELECT job_id FROM job_deps WHERE depends_on_id IN (${sql.list(chunk)})) AND state IN ('waiting', 'ready')`,
+      sql`${dependentsOf} AND ${state} IN ('waiting', 'ready')`,
       sql`id, parent_id`,
     );
     for (const r of rows) out.push(toSettled(r, 'cancelled', cause));

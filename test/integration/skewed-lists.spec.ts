@@ -44,12 +44,12 @@ describeDialects(
     const listReads = async () => {
       const out: { column: string; values: number; access: string[] }[] = [];
       for (const { text, params } of statements.splice(0)) {
-        const list = /(parent_id|depends_on_id) IN \(([^)]*)\)/.exec(text);
-        if (!list) continue;
+        const lists = [...text.matchAll(/(parent_id|depends_on_id|dep\.job_id) IN \(([^)]*)\)/g)];
+        if (!lists.length) continue;
         const plan = (await app.dataSource.query(`EXPLAIN ${text}`, params)) as Array<{ table: string; type: string }>;
         // A recursive CTE's own rows (`sub`, `<derived…>`) are read whole by design.
         const tables = plan.filter((p) => p.table && p.table !== 'sub' && !p.table.startsWith('<'));
-        out.push({ column: list[1], values: list[2].split(',').length, access: tables.map((p) => `${p.table}:${p.type}`) });
+        for (const list of lists) out.push({ column: list[1], values: list[2].split(',').length, access: tables.map((p) => `${p.table}:${p.type}`) });
       }
       return out;
     };
