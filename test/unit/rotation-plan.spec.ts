@@ -29,36 +29,57 @@ describe('planRotation (weighted round-robin from a shared cursor)', () => {
     expect(plan.quotas.map((q) => q.group)).toEqual(['g00003', 'g00004']);
   });
 
-  it('starts a new visit of a lone group whose visit is complete (an idle worker woken for its next job)', () => {
+  it('starts a new visit of a lone group whose visit is complete, and goes on visiting it while slots are left', () => {
     const plan = planRotation([{ group: 'a', weight: 1 }], { group: 'a', served: 1 }, 10);
-    expect(plan.quotas).toEqual([{ group: 'a', limit: 1 }]);
+    expect(plan.quotas).toEqual([{ group: 'a', limit: 10 }]);
     expect(plan.cursor).toEqual({ group: 'a', served: 1 });
     const heavy = planRotation([{ group: 'a', weight: 3 }], { group: 'a', served: 3 }, 2);
     expect(heavy.quotas).toEqual([{ group: 'a', limit: 2 }]);
     expect(heavy.cursor).toEqual({ group: 'a', served: 2 });
   });
 
-  it('comes back to the completed cursor group after the others, once, when slots are left', () => {
+  it('fills every slot from a lone group mid-visit (per-group caps claim one group through the rotation)', () => {
+    const plan = planRotation([{ group: 'a', weight: 1 }], { group: '', served: 0 }, 20);
+    expect(plan.quotas).toEqual([{ group: 'a', limit: 20 }]);
+    expect(plan.cursor).toEqual({ group: 'a', served: 1 });
+  });
+
+  it('goes round again, the completed cursor group first, when slots are left after every group', () => {
     const list: RotationGroup[] = [{ group: 'a', weight: 1 }, { group: 'b', weight: 1 }];
     const plan = planRotation(list, { group: 'a', served: 1 }, 5);
-    expect(plan.quotas).toEqual([{ group: 'b', limit: 1 }, { group: 'a', limit: 1 }]);
-    expect(plan.cursor).toEqual({ group: 'a', served: 1 });
+    // b (the rest of the round), then a, b, a, b: the order successive claims would take.
+    expect(plan.quotas).toEqual([{ group: 'b', limit: 3 }, { group: 'a', limit: 2 }]);
+    expect(plan.cursor).toEqual({ group: 'b', served: 1 });
     // No slot left after the others: the cursor's group waits for the next round.
     expect(planRotation(list, { group: 'a', served: 1 }, 1).quotas).toEqual([{ group: 'b', limit: 1 }]);
+  });
+
+  it('keeps weights over the extra rounds', () => {
+    const list: RotationGroup[] = [{ group: 'a', weight: 1 }, { group: 'b', weight: 3 }];
+    const plan = planRotation(list, { group: '', served: 0 }, 12);
+    expect(plan.quotas).toEqual([{ group: 'a', limit: 3 }, { group: 'b', limit: 9 }]);
+    expect(plan.cursor).toEqual({ group: 'b', served: 3 });
+    const partial = planRotation(list, { group: '', served: 0 }, 6);
+    expect(partial.quotas).toEqual([{ group: 'a', limit: 2 }, { group: 'b', limit: 4 }]);
+    expect(partial.cursor).toEqual({ group: 'b', served: 1 });
   });
 
   it('continues a heavy group where the last claim left it', () => {
     const list: RotationGroup[] = [{ group: 'a', weight: 10 }, { group: 'b', weight: 1 }];
     const first = planRotation(list, { group: '', served: 0 }, 4);
     expect(first.quotas).toEqual([{ group: 'a', limit: 4 }]);
-    const second = planRotation(list, first.cursor, 10);
+    const second = planRotation(list, first.cursor, 7);
     expect(second.quotas).toEqual([{ group: 'a', limit: 6 }, { group: 'b', limit: 1 }]);
     expect(second.cursor).toEqual({ group: 'b', served: 1 });
+    // Three slots more: a new round, a's visit first.
+    const third = planRotation(list, first.cursor, 10);
+    expect(third.quotas).toEqual([{ group: 'a', limit: 9 }, { group: 'b', limit: 1 }]);
+    expect(third.cursor).toEqual({ group: 'a', served: 3 });
   });
 
-  it('never serves a group twice in one claim, even when the groups wrapped round', () => {
+  it('counts a group met again after the walk wrapped round once, then shares the rest round by round', () => {
     const list: RotationGroup[] = [{ group: 'a', weight: 1 }, { group: 'b', weight: 1 }, { group: 'a', weight: 1 }];
-    expect(planRotation(list, { group: '', served: 0 }, 5).quotas).toEqual([{ group: 'a', limit: 1 }, { group: 'b', limit: 1 }]);
+    expect(planRotation(list, { group: '', served: 0 }, 5).quotas).toEqual([{ group: 'a', limit: 3 }, { group: 'b', limit: 2 }]);
   });
 
   it('serves every one of 100,000 groups once before any twice, 10 slots at a time', () => {
