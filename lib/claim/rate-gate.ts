@@ -2,7 +2,7 @@ import type { SqlExecutor } from '../database/sql-executor';
 import type { RateLimit } from '../job-queue.options';
 import { hasKeys } from '../options/has-keys';
 import { dateStarts, lockRateWindows, rateLimitName, saveRateWindow } from '../rate-limit/rate-limit.sql';
-import { admission, claimAgainInMs, lookaheadMs, rateGeometry, recordClaims, startGraceMs, type Admission, type RateWindowState } from '../rate-limit/rate-window';
+import { admission, claimAgainInMs, lookaheadMs, rateGeometry, recordClaims, startGraceMs, windowAt, type Admission, type RateWindowState } from '../rate-limit/rate-window';
 import { takesAnyGroup, type ClaimRequest } from './claim-request';
 import type { LimitRoom } from './within-limits';
 
@@ -141,7 +141,9 @@ export class RateGate {
     return { claimAgainInMs: claimAgainIn, starts, fullGroups };
   }
 
+  /** The stored window as this claim counts it (windowAt: another width, a head far ahead). */
   private state(k: RateKey): RateWindowState {
-    return this.windows.get(k.name) ?? { head: 0, counts: [] };
+    const stored = this.windows.get(k.name);
+    return stored ? windowAt(stored, this.nowMs, k.rule, rateGeometry(k.rule)) : { head: 0, counts: [] };
   }
 }

@@ -2,7 +2,7 @@ import { inLockOrder } from '../claim/lock-order';
 import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { JobQueueRateLimits } from '../job-queue.options';
-import { decodeCounts, encodeCounts, type RateWindowState } from './rate-window';
+import { decodeWindow, encodeCounts, type RateWindowState } from './rate-window';
 
 export function rateLimitName(kind: 'type' | 'group', key: string): string {
   return `${kind}:${key}`;
@@ -46,7 +46,7 @@ export async function lockRateWindows(
   const windows = new Map<string, RateWindowState>();
   for (const chunk of chunked(inLockOrder(names))) {
     const { rows } = await tx.run(sql`SELECT name, head, counts FROM job_queue_rate_limits WHERE name IN (${sql.list(chunk)}) ORDER BY name${lock}`);
-    for (const r of rows) windows.set(String(r.name), { head: Number(r.head), counts: decodeCounts(r.counts) });
+    for (const r of rows) windows.set(String(r.name), { head: Number(r.head), ...decodeWindow(r.counts) });
   }
   const clock =
     tx.dialect.name === 'postgres'
@@ -61,7 +61,7 @@ export async function lockRateWindows(
 }
 
 export async function saveRateWindow(tx: SqlExecutor, name: string, state: RateWindowState): Promise<void> {
-  await tx.run(sql`UPDATE job_queue_rate_limits SET head = ${state.head}, counts = ${encodeCounts(state.counts)} WHERE name = ${name}`);
+  await tx.run(sql`UPDATE job_queue_rate_limits SET head = ${state.head}, counts = ${encodeCounts(state.counts, state.width)} WHERE name = ${name}`);
 }
 
 /** Dates the `started_at` of jobs a rate window admitted ahead of the claim at the moment it admitted them. */

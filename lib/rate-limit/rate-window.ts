@@ -14,6 +14,11 @@ export const GUARD_BUCKETS = 6;
 export interface RateWindowState {
   head: number;
   counts: number[];
+  /**
+   * The bucket width (ms) `head` and `counts` were counted in; absent in rows written before it
+   * was stored. A bucket number means nothing without it once the limit's interval changes.
+   */
+  width?: number;
 }
 
 /** How one rate limit cuts time into buckets. */
@@ -51,6 +56,37 @@ export function currentCounts(state: RateWindowState, nowMs: number, g: RateGeom
   return { head, counts };
 }
 
+/**
+ * The stored window as this limit counts it at `nowMs`. A row counted in another bucket width
+ * (the interval changed between restarts, or differs in a rolling deploy) is moved onto this
+ * width by time, each count into the bucket holding the end of its old one, so it leaves the
+ * window no earlier than it should: read as it was, a head of 10 ms buckets counted in 600 ms
+ * ones lay thousands of years ahead, and every claim was admitted to start then. A head still
+ * further ahead than any admission records (a row of a release that did not store the width, or
+ * the database's clock stepped back) is brought to now, its counts kept: they hold the limit
+ * for up to one more interval instead of holding every claim until the clock catches up.
+ */
+export function windowAt(state: RateWindowState, nowMs: number, rule: RateLimit, g: RateGeometry): RateWindowState {
+  let { head, counts } = state;
+  if (state.width !== undefined && state.width !== g.width && counts.length) {
+    const from = state.width;
+    const to = (bucket: number) => Math.ceil(((bucket + 1) * from) / g.width) - 1;
+    const newHead = to(head);
+    const moved = new Array<number>(g.span).fill(0);
+    counts.forEach((n, i) => {
+      const at = to(head - counts.length + 1 + i) - (newHead - g.span + 1);
+      if (at >= 0) moved[at] += n;
+    });
+    head = newHead;
+    counts = moved;
+  } else if (state.width !== undefined && state.width !== g.width) {
+    head = 0;
+  }
+  const latest = Math.floor((nowMs + lookaheadMs(rule)) / g.width) + 1;
+  if (head > latest) head = Math.floor(nowMs / g.width);
+  return { head, counts, width: g.width };
+}
+
 /** Claims the window allows now. */
 export function rateRoom(rule: RateLimit, counts: readonly number[]): number {
   return Math.max(0, rule.limit - counts.reduce((a, b) => a + b, 0));
@@ -61,7 +97,7 @@ export function recordClaims(state: RateWindowState, nowMs: number, claimed: num
   const { head, counts } = currentCounts(state, nowMs, g);
   counts[counts.length - 1] += claimed;
   const first = counts.findIndex((n) => n > 0);
-  return { head, counts: first < 0 ? [] : counts.slice(first) };
+  return { head, counts: first < 0 ? [] : counts.slice(first), width: g.width };
 }
 
 /**
@@ -128,14 +164,29 @@ export function claimAgainInMs(rule: RateLimit, state: RateWindowState, nowMs: n
   return Math.max(1, Math.ceil(at - nowMs - lookahead));
 }
 
-/** Text form stored in `job_queue_rate_limits.counts`: comma-separated, oldest first. */
-export function encodeCounts(counts: readonly number[]): string {
-  return counts.join(',');
+/**
+ * Text form stored in `job_queue_rate_limits.counts`: comma-separated, oldest first, after the
+ * bucket width and a colon (`10:3,0,1`; a release that predates the width reads the first
+ * count as 0).
+ */
+export function encodeCounts(counts: readonly number[], width?: number): string {
+  return width === undefined ? counts.join(',') : `${width}:${counts.join(',')}`;
 }
 
 export function decodeCounts(text: unknown): number[] {
-  if (text == null || text === '') return [];
-  return String(text)
-    .split(',')
-    .map((n) => Number(n) || 0);
+  return decodeWindow(text).counts;
+}
+
+/** The counts, and the width they were counted in if the text says (see encodeCounts). */
+export function decodeWindow(text: unknown): { counts: number[]; width?: number } {
+  let body = text == null ? '' : String(text);
+  let width: number | undefined;
+  const colon = body.indexOf(':');
+  if (colon >= 0) {
+    const w = Number(body.slice(0, colon));
+    if (w > 0 && Number.isFinite(w)) width = w;
+    body = body.slice(colon + 1);
+  }
+  const counts = body === '' ? [] : body.split(',').map((n) => Number(n) || 0);
+  return width === undefined ? { counts } : { counts, width };
 }

@@ -6,11 +6,13 @@ import {
   currentCounts,
   lookaheadMs,
   decodeCounts,
+  decodeWindow,
   encodeCounts,
   rateGeometry,
   rateRoom,
   recordClaims,
   reopensInMs,
+  windowAt,
   type RateWindowState,
 } from '../../lib/rate-limit/rate-window';
 
@@ -118,6 +120,38 @@ describe('rate windows', () => {
     expect(currentCounts(state, 9_990, g).head).toBe(state.head);
     expect(decodeCounts(encodeCounts([0, 3, 0, 1]))).toEqual([0, 3, 0, 1]);
     expect(decodeCounts('')).toEqual([]);
+  });
+
+  it('stores the bucket width with the counts, and reads rows written without it', () => {
+    expect(decodeWindow(encodeCounts([0, 3], 600))).toEqual({ counts: [0, 3], width: 600 });
+    expect(decodeWindow(encodeCounts([], 33.33))).toEqual({ counts: [], width: 33.33 });
+    expect(decodeWindow('2,1')).toEqual({ counts: [2, 1] });
+  });
+
+  it('moves a window counted in another width onto this one by time, counts kept', () => {
+    const t = 1_764_000_000_000;
+    const minute = { limit: 5, intervalMs: 60_000 };
+    const gm = rateGeometry(minute);
+    // 3 claims in 10 ms buckets (1 s interval), then read as a 5-a-minute limit 200 ms later.
+    const fast = recordClaims(empty, t, 3, g);
+    const moved = windowAt(fast, t + 200, minute, gm);
+    expect(moved.width).toBe(600);
+    expect(admission(minute, moved, t + 200, gm, lookaheadMs(minute))).toEqual({ atMs: t + 200, room: 2 });
+    // And back: the minute's claims still count in 10 ms buckets until they leave a second's window.
+    const slow = recordClaims(empty, t, 20, gm);
+    expect(rateRoom(rule, currentCounts(windowAt(slow, t + 100, rule, g), t + 100, g).counts)).toBe(0);
+    expect(rateRoom(rule, currentCounts(windowAt(slow, t + 2_000, rule, g), t + 2_000, g).counts)).toBe(20);
+  });
+
+  it('brings a head far ahead of the clock back to now, its counts kept', () => {
+    const t = 1_764_000_000_000;
+    const legacy: RateWindowState = { head: t, counts: [1, 1, 1] }; // 1 ms buckets, no width stored
+    const healed = windowAt(legacy, t, rule, g);
+    expect(healed.head).toBe(Math.floor(t / g.width));
+    expect(admission(rule, healed, t, g, lookaheadMs(rule))).toEqual({ atMs: t, room: 17 });
+    // A head the lookahead put ahead is left as it is.
+    const ahead = recordClaims(empty, t + lookaheadMs(rule), 20, g);
+    expect(windowAt(ahead, t, rule, g).head).toBe(ahead.head);
   });
 });
 
