@@ -8,6 +8,7 @@ import { JobQueueEvents } from '../events/job-queue.events';
 import { JobContext } from '../handlers/job-context';
 import { JobHandlerRegistry } from '../handlers/job-handler.registry';
 import { JobQueueService } from '../job-queue.service';
+import { WorkerVitals } from '../scheduler/worker-vitals';
 import type { JobArgs, JobResult, JobTypeName } from '../typing/job-types';
 import { countByState, readOpenWork, runDelayedNow, type OpenWork } from './drain.sql';
 import { DrainStuckError, DrainTimeoutError, TestingHandlerNotFoundError, type StuckWork } from './testing.errors';
@@ -64,8 +65,17 @@ export class JobQueueTester {
     if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw new InvalidOptionError('drain.timeoutMs', 'a non-negative number of ms', timeoutMs);
     const deadline = Date.now() + timeoutMs;
     const events = this.moduleRef.get(JobQueueEvents, { strict: false });
+    const vitals = this.moduleRef.get(WorkerVitals, { strict: false });
     for (;;) {
       if (options.runDelayed ?? true) await runDelayedNow(this.db);
+      // While the worker runs jobs the queue is not drained yet: nothing more to read. Reading
+      // the open work (a GROUP BY over every open job, on SQLite in the worker's own thread)
+      // every 5 ms took the worker's turns: 30,000 jobs drained in 28.5 s, 3.4 s without it.
+      if (vitals.inFlight > 0 && Date.now() <= deadline) {
+        await sleep(5);
+        continue;
+      }
+      const readAt = Date.now();
       const open = await readOpenWork(this.db);
       if (!open.length) {
         // @OnJobEvent listeners have heard about every change by the time drain resolves.
@@ -76,7 +86,8 @@ export class JobQueueTester {
       if (explained.every((w) => w.blocked)) throw new DrainStuckError(explained);
       if (Date.now() > deadline) throw new DrainTimeoutError(timeoutMs, explained);
       events.wake();
-      await sleep(5);
+      // Paced: the read and its explanation take at most a fifth of the time, however many jobs are open.
+      await sleep(Math.max(5, 4 * (Date.now() - readAt)));
     }
   }
 
