@@ -2,8 +2,8 @@
 export interface HealthInputs {
   now: number;
   leaseTtlMs: number;
-  /** The database answered; else why not. */
-  database: { ok: true; oldestReadyAgeMs: number } | { ok: false; error: string };
+  /** The database answered (the oldest ready age: undefined while none has been read yet); else why not. */
+  database: { ok: true; oldestReadyAgeMs?: number } | { ok: false; error: string };
   claimFailingSince: number;
   heartbeatFailingSince: number;
   maxOldestReadyAgeMs?: number;
@@ -21,7 +21,7 @@ export function healthVerdict(i: HealthInputs): HealthVerdict {
     return { status: 'down', message: `lease renewal has been failing for ${i.now - i.heartbeatFailingSince} ms (lease TTL ${i.leaseTtlMs} ms)` };
   }
   const age = i.database.oldestReadyAgeMs;
-  if (i.maxOldestReadyAgeMs !== undefined && age > i.maxOldestReadyAgeMs) {
+  if (i.maxOldestReadyAgeMs !== undefined && age !== undefined && age > i.maxOldestReadyAgeMs) {
     return { status: 'degraded', message: `the oldest ready job has waited ${age} ms (threshold ${i.maxOldestReadyAgeMs} ms)` };
   }
   return { status: 'up' };
