@@ -167,9 +167,9 @@ export class JobLifecycle {
         const batch = this.queue.splice(0);
         // In slices of report order: each slice's views are read, delivered and let go before the next.
         for (let from = 0; from < batch.length; ) {
-          const to = this.sliceEnd(batch, from);
+          const { to, ids } = this.sliceEnd(batch, from);
           const slice = from === 0 && to === batch.length ? batch : batch.slice(from, to);
-          await this.attachViews(slice);
+          await this.attachViews(slice, ids);
           for (const sink of this.sinks) {
             try {
               sink.deliver(slice);
@@ -186,8 +186,11 @@ export class JobLifecycle {
     }
   }
 
-  /** The end of the slice from `from`: as many signals as need at most `viewIds` distinct views. */
-  private sliceEnd(batch: JobSignal[], from: number): number {
+  /**
+   * The end of the slice from `from`: as many signals as need at most `viewIds` distinct views,
+   * and the ids of those views.
+   */
+  private sliceEnd(batch: JobSignal[], from: number): { to: number; ids: Set<number> } {
     const ids = new Set<number>();
     let i = from;
     for (; i < batch.length; i++) {
@@ -197,12 +200,10 @@ export class JobLifecycle {
         ids.add(s.id);
       }
     }
-    return i;
+    return { to: i, ids };
   }
 
-  private async attachViews(batch: JobSignal[]): Promise<void> {
-    const ids = new Set<number>();
-    for (const s of batch) if (this.needsView(s)) ids.add(s.id);
+  private async attachViews(batch: JobSignal[], ids: Set<number>): Promise<void> {
     if (!ids.size) return;
     try {
       const { views, jsonChars } = await readJobViews(this.db, [...ids]);

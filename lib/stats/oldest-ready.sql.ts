@@ -102,15 +102,13 @@ export function oldestReadyStatement(db: SqlExecutor, after?: ReadyLevel): Sql {
   }
   // Candidates: one upper bound (LEAST of the head and now) keeps it an index range; with two,
   // SQLite ranged on `run_after <= now` and filtered the rest: every due row of the level.
-  // SQLite has no LATERAL: the same probes as correlated subqueries. A level's next one is the
-  // next lower priority of its type, else the next type's highest.
-  const next = (col: string) => sql.raw(`COALESCE(
-      (SELECT j.${col} FROM jobs j WHERE j.state = 'ready' AND j.type = lv.type AND j.priority < lv.priority ORDER BY j.priority DESC LIMIT 1),
-      (SELECT j.${col} FROM jobs j WHERE j.state = 'ready' AND j.type > lv.type ORDER BY j.type, j.priority DESC LIMIT 1))`);
-  // The first level after `after`: the next lower priority of its type, else the next type's highest.
-  const nextAfter = (a: ReadyLevel, col: string) => sql`COALESCE(
-      (SELECT j.${sql.raw(col)} FROM jobs j WHERE j.state = 'ready' AND j.type = ${a.type} AND j.priority < ${a.priority} ORDER BY j.priority DESC LIMIT 1),
-      (SELECT j.${sql.raw(col)} FROM jobs j WHERE j.state = 'ready' AND j.type > ${a.type} ORDER BY j.type, j.priority DESC LIMIT 1))`;
+  // SQLite has no LATERAL: the same probes as correlated subqueries. The level after (type,
+  // priority) is the next lower priority of its type, else the next type's highest.
+  const levelAfter = (type: unknown, priority: unknown, col: string) => sql`COALESCE(
+      (SELECT j.${sql.raw(col)} FROM jobs j WHERE j.state = 'ready' AND j.type = ${type} AND j.priority < ${priority} ORDER BY j.priority DESC LIMIT 1),
+      (SELECT j.${sql.raw(col)} FROM jobs j WHERE j.state = 'ready' AND j.type > ${type} ORDER BY j.type, j.priority DESC LIMIT 1))`;
+  const next = (col: string) => levelAfter(sql.raw('lv.type'), sql.raw('lv.priority'), col);
+  const nextAfter = (a: ReadyLevel, col: string) => levelAfter(a.type, a.priority, col);
   const first = after
     ? sql`SELECT ${nextAfter(after, 'type')}, ${nextAfter(after, 'priority')}, 1`
     : sql`SELECT * FROM (SELECT type, priority, 1 FROM jobs WHERE state = 'ready' ORDER BY type, priority DESC LIMIT 1)`;

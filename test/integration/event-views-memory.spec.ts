@@ -29,13 +29,13 @@ describeDialects('event views of a large batch', (db) => {
     CancelLog.heard = 0;
     const app = await startQueueApp(db, { worker: false, externalTypes: ['ev-big'], maxArgsBytes: 2 * ARGS_CHARS }, [CancelLog]);
     try {
-      const lifecycle = app.module.get(JobLifecycle) as unknown as { attachViews(batch: Array<{ id: number; event: string }>): Promise<void> };
+      const lifecycle = app.module.get(JobLifecycle) as unknown as { attachViews(batch: Array<{ id: number; event: string }>, ids: Set<number>): Promise<void> };
       const attach = lifecycle.attachViews.bind(lifecycle);
       const perRead: number[] = [];
-      jest.spyOn(lifecycle, 'attachViews').mockImplementation((batch) => {
+      jest.spyOn(lifecycle, 'attachViews').mockImplementation((batch, ids) => {
         const cancelled = new Set(batch.filter((s) => s.event === 'cancelled').map((s) => s.id));
         if (cancelled.size) perRead.push(cancelled.size);
-        return attach(batch);
+        return attach(batch, ids);
       });
       const pad = 'x'.repeat(ARGS_CHARS);
       for (let i = 0; i < JOBS; i += 50) await app.queue.enqueueGraph(Array.from({ length: 50 }, (_, k) => ({ ref: `j${k}`, type: 'ev-big', args: { pad, n: i + k } })));

@@ -174,12 +174,12 @@ describeDialects('@OnJobEvent lifecycle events', (db) => {
     CompletedViews.attempts = 0;
     const app = await startQueueApp(db, { pollIntervalMs: 50, retryBackoff: { baseMs: 10, maxMs: 20 } }, [CompletedViews]);
     // What each flush of the lifecycle would read after the commit: completed events it gets without their view.
-    const lifecycle = app.module.get(JobLifecycle) as unknown as { attachViews(batch: Array<{ event: string; id: number; view?: JobView }>): Promise<void> };
+    const lifecycle = app.module.get(JobLifecycle) as unknown as { attachViews(batch: Array<{ event: string; id: number; view?: JobView }>, ids: Set<number>): Promise<void> };
     const attach = lifecycle.attachViews.bind(lifecycle);
     const unviewed: number[] = [];
-    const spy = jest.spyOn(lifecycle, 'attachViews').mockImplementation((batch) => {
+    const spy = jest.spyOn(lifecycle, 'attachViews').mockImplementation((batch, ids) => {
       unviewed.push(...batch.filter((s) => s.event === 'completed' && !s.view).map((s) => s.id));
-      return attach(batch);
+      return attach(batch, ids);
     });
     try {
       await resetTables(app);
