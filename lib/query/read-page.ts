@@ -10,6 +10,7 @@ import {
   SCAN_WINDOW,
   usesArgsProbe,
   windowExtentStatement,
+  windowSlicesStatement,
   type PageRange,
 } from './find-jobs.sql';
 import { canonicalFilter, normalizeFilter, normalizePageOptions, type FindOptions, type NormalizedFilter } from './job-filter';
@@ -44,6 +45,7 @@ export async function findPage(db: SqlExecutor, filter: unknown, options: FindOp
 export async function readPage(db: SqlExecutor, f: NormalizedFilter, beforeId: number | null, limit: number, columns: Sql = jobColumns(db.dialect)): Promise<RawPage> {
   let range: PageRange = { beforeId };
   let windowFull = false;
+  if (needsWindow(db.dialect, f) && db.dialect.name === 'sqlite') return readSqliteWindow(db, f, beforeId, limit, columns);
   if (needsWindow(db.dialect, f)) {
     const { rows: [extent] } = await db.run(windowExtentStatement(db.dialect, f, beforeId));
     const n = Number(extent?.n ?? 0);
@@ -62,4 +64,23 @@ export async function readPage(db: SqlExecutor, f: NormalizedFilter, beforeId: n
   const { rows } = await db.run(findColumnsStatement(db.dialect, f, range, limit, columns));
   if (rows.length > limit) return { rows: rows.slice(0, limit), nextBefore: Number(rows[limit - 1].id) };
   return { rows, nextBefore: windowFull ? (range as { lo: number }).lo : null };
+}
+
+/**
+ * SQLite: a window of scanned filters slice by slice (see SQLITE_SCAN_SLICE_BYTES), newest
+ * first, yielding the event loop between slices, until a page and one more row are read.
+ */
+async function readSqliteWindow(db: SqlExecutor, f: NormalizedFilter, beforeId: number | null, limit: number, columns: Sql): Promise<RawPage> {
+  const { rows: slices } = await db.run(windowSlicesStatement(db.dialect, f, beforeId));
+  const rows: Row[] = [];
+  let n = 0;
+  for (const [i, slice] of slices.entries()) {
+    n += Number(slice.n);
+    if (i) await new Promise((resolve) => setImmediate(resolve));
+    const range = { lo: Number(slice.lo), hi: Number(slice.hi) };
+    rows.push(...(await db.run(findColumnsStatement(db.dialect, f, range, limit - rows.length, columns))).rows);
+    if (rows.length > limit) return { rows: rows.slice(0, limit), nextBefore: Number(rows[limit - 1].id) };
+  }
+  // Every slice read: more rows lie below the window only if it was full.
+  return { rows, nextBefore: n >= SCAN_WINDOW ? Number(slices[slices.length - 1].lo) : null };
 }
