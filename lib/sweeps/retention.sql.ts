@@ -1,12 +1,31 @@
 import { inChunks, skewedListChunk } from '../database/in-chunks';
 import { sql } from '../database/sql';
-import type { SqlExecutor } from '../database/sql-executor';
+import type { Row, SqlExecutor } from '../database/sql-executor';
 import { deleteIdleKeyRows, nowMs } from '../enqueue/job-keys.sql';
+import { takeBatch } from '../finalize/take-batch';
 
 const JOB_COLUMNS = `id, type, ref, args, result, state, parent_id, is_container, pending_deps, pending_children,
   failed_children, group_key, weight, priority, lease_owner, lease_expires, heartbeat_at, run_after, attempts,
   max_attempts, last_error, timeout_ms, progress, current_stage, job_key, created_at, started_at, finished_at, updated_at`;
 const OPEN = `'waiting', 'ready', 'leased', 'running'`;
+
+/**
+ * SQLite: the values a retention batch may remove. SQLite frees a large value by walking its
+ * overflow pages, in a statement on the event loop and under the write lock: a batch of 500
+ * jobs with 1 MB args and results held the loop for about 3 s (and every other process's
+ * claims with the lock). `octet_length` reads the sizes from the record headers.
+ */
+export const SQLITE_RETENTION_BATCH_BYTES = 8 * 1024 * 1024;
+
+
+export interface RetentionBatch {
+  jobs: number;
+  keyRows: number;
+  /** A full batch, or one SQLite cut at SQLITE_RETENTION_BATCH_BYTES: more may be due. */
+  more: boolean;
+  /** SQLite: the bytes of the removed rows' args, results and errors (0 elsewhere). */
+  bytes: number;
+}
 
 /**
  * Removes (or archives) one batch of finished jobs older than `olderThanMs`, oldest first.
@@ -16,25 +35,34 @@ const OPEN = `'waiting', 'ready', 'leased', 'running'`;
  * Edges go with their jobs, so `job_deps` only ever joins live rows, and so do the
  * `job_queue_keys` rows of the keys they held, unless a throttle window is still open or an
  * enqueue of the key holds the row (see deleteIdleKeyRows; the key sweep finds those later).
- * Returns how many jobs, and how many key rows, were removed.
  */
 export async function removeFinishedJobs(
   tx: SqlExecutor,
   olderThanMs: number,
   batch: number,
   archive: boolean,
-): Promise<{ jobs: number; keyRows: number }> {
+): Promise<RetentionBatch> {
   const d = tx.dialect;
   const cutoff = d.addMs(d.now(), -olderThanMs);
   const lock = d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
-  const { rows } = await tx.run(sql`SELECT j.id, j.job_key FROM jobs j
-    WHERE j.finished_at < ${cutoff} AND j.state IN ('done', 'failed', 'cancelled')
+  // SQLite: `+j.state` keeps the state index out, so the batch walks jobs_finished_idx oldest
+  // first and stops at its limit. Through the state index it read the finish time of every
+  // finished job, then sorted them: each read walks the row's large values (see
+  // retention-limit.ts), so every batch cost as much as all finished jobs' values.
+  const finishedState = d.name === 'sqlite' ? sql`+j.state` : sql`j.state`;
+  const { rows: due } = await tx.run(sql`SELECT j.id, j.job_key FROM jobs j
+    WHERE j.finished_at < ${cutoff} AND ${finishedState} IN ('done', 'failed', 'cancelled')
       AND NOT EXISTS (SELECT 1 FROM job_deps dd JOIN jobs x ON x.id = dd.job_id WHERE dd.depends_on_id = j.id AND x.state IN (${sql.raw(OPEN)}))
       AND NOT EXISTS (SELECT 1 FROM job_deps du JOIN jobs u ON u.id = du.depends_on_id WHERE du.job_id = j.id AND u.state IN (${sql.raw(OPEN)}))
       AND NOT EXISTS (SELECT 1 FROM jobs p WHERE p.id = j.parent_id AND p.state IN (${sql.raw(OPEN)}))
       AND NOT EXISTS (SELECT 1 FROM job_queue_keys k WHERE k.job_key = j.job_key AND k.window_ends_ms > ${nowMs(tx)})
     ORDER BY j.finished_at, j.id LIMIT ${batch}${lock}`);
-  if (!rows.length) return { jobs: 0, keyRows: 0 };
+  if (!due.length) return { jobs: 0, keyRows: 0, more: false, bytes: 0 };
+  const selected = due.length;
+  const sizeOf = d.name === 'sqlite' ? await sqliteValueBytes(tx, due) : undefined;
+  const rows = sizeOf ? takeBatch(due, batch, SQLITE_RETENTION_BATCH_BYTES, sizeOf) : due;
+  const more = selected === batch || rows.length < selected;
+  const bytes = sizeOf ? rows.reduce((sum, r) => sum + sizeOf(r), 0) : 0;
   const ids = sql.list(rows.map((r) => Number(r.id)));
   if (archive) {
     await tx.run(sql`INSERT INTO jobs_archive (${sql.raw(JOB_COLUMNS)}, archived_at)
@@ -48,5 +76,17 @@ export async function removeFinishedJobs(
   const { affected } = await tx.run(sql`DELETE FROM jobs WHERE id IN (${ids})`);
   // The rows are locked: these keys' holders were these jobs, and are gone now.
   const keys = rows.filter((r) => r.job_key != null).map((r) => String(r.job_key));
-  return { jobs: affected, keyRows: await deleteIdleKeyRows(tx, keys) };
+  return { jobs: affected, keyRows: await deleteIdleKeyRows(tx, keys), more, bytes };
+}
+
+/**
+ * SQLite: the bytes of each row's large values, by id. A statement of its own: where a query
+ * sorts (the batch's ORDER BY), SQLite loaded the values that `octet_length` otherwise reads
+ * from the record header (85 ms a batch of 1 MB rows against under 1 ms).
+ */
+async function sqliteValueBytes(tx: SqlExecutor, due: Row[]): Promise<(row: Row) => number> {
+  const { rows } = await tx.run(sql`SELECT id, COALESCE(octet_length(args), 0) + COALESCE(octet_length(result), 0) + COALESCE(octet_length(last_error), 0) AS bytes
+    FROM jobs WHERE id IN (${sql.list(due.map((r) => Number(r.id)))})`);
+  const bytes = new Map(rows.map((r) => [Number(r.id), Number(r.bytes)]));
+  return (row) => bytes.get(Number(row.id)) ?? 0;
 }

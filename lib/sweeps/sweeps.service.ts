@@ -10,6 +10,7 @@ import { notifyInTransaction } from '../notify/notify.sql';
 import { writeIsolatingFailures } from '../finalize/isolate-failures';
 import { SlicedPromotions } from '../finalize/sliced-promotions';
 import { expiredLeaseIds, reclaimExpiredLeases } from './reclaim.sql';
+import { firstRetentionLimit, nextRetentionLimit } from './retention-limit';
 import { removeFinishedJobs } from './retention.sql';
 import { deleteIdleKeyRows, keysWithoutHolder } from '../enqueue/job-keys.sql';
 import type { SweepResult, SweepScope } from './sweep-result';
@@ -91,11 +92,12 @@ export class SweepsService {
     let total = 0;
     let keyRows = 0;
     try {
-      for (;;) {
-        const n = await this.db.transaction((tx) => removeFinishedJobs(tx, r.olderThanMs, r.batchSize, r.mode === 'archive'));
+      for (let limit = firstRetentionLimit(this.db.dialect.name === 'sqlite', r.batchSize); ; ) {
+        const n = await this.db.transaction((tx) => removeFinishedJobs(tx, r.olderThanMs, limit, r.mode === 'archive'));
         total += n.jobs;
         keyRows += n.keyRows;
-        if (n.jobs < r.batchSize) break;
+        if (!n.more) break;
+        limit = nextRetentionLimit(r.batchSize, n.jobs, n.bytes);
         await new Promise((resolve) => setImmediate(resolve)); // let claims and finalizes in between
       }
       if (total) this.logger.log(`retention sweep: ${total} finished job(s) ${r.mode === 'archive' ? 'archived' : 'deleted'}`);

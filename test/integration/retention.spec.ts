@@ -1,3 +1,7 @@
+import { jest } from '@jest/globals';
+import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import type { Sql } from '../../lib/database/sql';
+import { SQLITE_RETENTION_BATCH_BYTES } from '../../lib/sweeps/retention.sql';
 import { SweepsService } from '../../lib/sweeps/sweeps.service';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
@@ -62,6 +66,50 @@ describeDialects('retention sweep', (db) => {
         expect((await app.rows(`SELECT ref FROM jobs`)).map((r) => r.ref)).toEqual(['recent']);
         expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_deps`))[0].n)).toBe(0);
       });
+
+      if (db.dialect === 'sqlite') {
+        // SQLite frees a value by walking its pages, on the event loop and under the write lock:
+        // 500 jobs of 1 MB args and results held both for about 3 s in one batch.
+        it('SQLite removes large rows in batches of bounded bytes', async () => {
+          await resetApp();
+          const big = await bigApp();
+          try {
+            const pad = 'x'.repeat(400_000);
+            const ids = Object.values(await big.queue.enqueueGraph(Array.from({ length: 60 }, (_, i) => ({ ref: `b${i}`, type: 't', args: { i, pad } }))));
+            await big.rows(`UPDATE jobs SET state = 'done', result = args, finished_at = ${agoSql(db.dialect, 48)}`);
+            const sizes = new Map((await big.rows(`SELECT id, octet_length(args) + octet_length(result) AS bytes FROM jobs`)).map((r) => [Number(r.id), Number(r.bytes)]));
+            // The statements of the sweep's transactions.
+            const database = big.module.get(JobQueueDatabase);
+            const transaction = database.transaction.bind(database);
+            const statements: Sql[] = [];
+            const run = jest.spyOn(database, 'transaction').mockImplementation((work, options) =>
+              transaction((tx) => work({ dialect: tx.dialect, run: (s) => (statements.push(s), tx.run(s)) }), options),
+            );
+            try {
+              expect(await big.module.get(SweepsService).retain()).toBe(60);
+              const deletes = statements.map((s) => s.render('sqlite')).filter(({ text }) => text.startsWith('DELETE FROM jobs WHERE id IN'));
+              const perBatch = deletes.map(({ params }) => params.map((id) => sizes.get(Number(id))!));
+              // 48 MB: 8 MB a batch (plus the row that crosses it), not the 60 jobs a batch size of 500 allows.
+              expect(perBatch.flat().sort((a, b) => a - b)).toEqual([...sizes.values()].sort((a, b) => a - b));
+              for (const batch of perBatch) expect(batch.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(SQLITE_RETENTION_BATCH_BYTES + Math.max(...batch));
+              expect(deletes.length).toBeGreaterThanOrEqual(Math.ceil((60 * 800_000) / (SQLITE_RETENTION_BATCH_BYTES + 800_000)));
+            } finally {
+              run.mockRestore();
+            }
+            expect(await big.count()).toBe(0);
+            if (mode === 'archive') expect(Number((await big.rows(`SELECT COUNT(*) AS n FROM jobs_archive WHERE id IN (${ids.join(', ')})`))[0].n)).toBe(60);
+          } finally {
+            await big.close();
+          }
+        }, 60_000);
+      }
+
+      async function resetApp(): Promise<void> {
+        await resetTables(app);
+      }
+      function bigApp(): Promise<QueueApp> {
+        return startQueueApp(db, { worker: false, externalTypes: ['t'], retention: { olderThanMs: 3_600_000, mode, batchSize: 500 } });
+      }
     });
   }
 
