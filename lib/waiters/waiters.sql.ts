@@ -47,12 +47,26 @@ export interface PolledChunk {
  * from the ids, with no window or count over them: one primary-key probe per id.
  */
 export async function selectSettledAmong(executor: SqlExecutor, ids: readonly number[]): Promise<PolledChunk> {
-  const { rows } = await executor.run(sql`
+  const { rows } = await executor.run(executor.dialect.name === 'sqlite' ? sqliteSettledAmong(ids) : sql`
     SELECT w.id AS id, j.state AS state FROM ${idRows(executor, ids)} LEFT JOIN jobs j ON j.id = w.id
     WHERE j.id IS NULL OR j.state IN (${SETTLED})`);
   const out: PolledChunk = { settled: [], missing: [] };
   for (const r of rows) (r.state == null ? out.missing : out.settled).push(Number(r.id));
   return out;
+}
+
+/**
+ * SQLite: the same, without reading the rows. A SQLite row stores `state` after the args, so
+ * reading it walks the args' overflow pages: a poll of 10,000 waiters on jobs with 100 KB args
+ * took 180 ms of the event loop, every poll interval. The settled ones come from the (state, id)
+ * index alone, and a job that is gone is a primary-key probe that reads no column: 2.5 ms.
+ */
+function sqliteSettledAmong(ids: readonly number[]): Sql {
+  const list = JSON.stringify(ids);
+  return sql`SELECT j.id AS id, j.state AS state FROM jobs j INDEXED BY jobs_state_id_idx
+      WHERE j.state IN (${SETTLED}) AND j.id IN (SELECT value FROM json_each(${list}))
+    UNION ALL
+    SELECT w.value AS id, NULL AS state FROM json_each(${list}) w WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = w.value)`;
 }
 
 /** Whole rows of these jobs (to resolve their waiters with), one chunk at a time. */
