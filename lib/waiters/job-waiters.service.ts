@@ -12,12 +12,13 @@ import { SETTLED_CHANNEL } from '../notify/notify.sql';
 import { PgNotifyListener } from '../notify/pg-notify.listener';
 import { isTimerMs, MAX_TIMER_MS } from '../options/timer-ms';
 import { copyView } from './copy-view';
-import { WAITER_CHUNK } from './id-chunks';
+import { WAITER_CHUNK, WAITER_READ_BYTES } from './id-chunks';
 import type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 import { forEachPayloadId } from './settled-payload';
+import { sliceBySize } from './size-slices';
 import { sortByState } from './sort-by-state';
 import { WaiterRegistry, type Watch } from './waiter-registry';
-import { selectJobRows, selectJobStates, selectSettledAmong } from './waiters.sql';
+import { selectJobRows, selectJobStates, selectRowsWithin, selectSettledAmong } from './waiters.sql';
 
 export type { JobWaitersCounters, JobWatchHandlers, WaitForOptions } from './job-waiters.types';
 
@@ -42,7 +43,9 @@ interface Entry extends Watch, JobWatchHandlers {
  *   chunk of ids bound as one parameter, answered by no row when nothing changed: the
  *   backstop, and the only path across processes on MySQL and SQLite;
  * - new watches are looked up in batches (all the `waitFor` calls of one tick share a statement),
- *   and so are timed-out ones, so their error carries the state the job is in at that moment.
+ *   and so are timed-out ones, so their error carries the state the job is in at that moment;
+ * - settled rows are read in full in slices of about WAITER_READ_BYTES, by the sizes read with
+ *   their states, so that many large jobs settling together are never one read of them all.
  * At shutdown pending watches fail with `WaitForShutdownError` before the DataSource closes.
  */
 @Injectable()
@@ -52,7 +55,8 @@ export class JobWaiters {
   /** Last state read per pending id (by a lookup; for timeout and shutdown messages). */
   private readonly states = new Map<number, string>();
   private readonly toLookUp = new Set<number>();
-  private readonly toFetch = new Set<number>();
+  /** Settled ids to read in full, with their size when the poll read it (else a size read comes first). */
+  private readonly toFetch = new Map<number, number | undefined>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private flushQueued = false;
   private flushing = false;
@@ -163,7 +167,7 @@ export class JobWaiters {
     let any = false;
     for (const job of jobs) {
       if (this.registry.has(job.id)) {
-        this.toFetch.add(job.id);
+        if (!this.toFetch.has(job.id)) this.toFetch.set(job.id, undefined);
         any = true;
       }
     }
@@ -176,7 +180,7 @@ export class JobWaiters {
     let any = false;
     forEachPayloadId(payload, (id) => {
       if (this.registry.has(id)) {
-        this.toFetch.add(id);
+        if (!this.toFetch.has(id)) this.toFetch.set(id, undefined);
         any = true;
       }
     });
@@ -244,30 +248,51 @@ export class JobWaiters {
     try {
       while (!this.closed && (this.toLookUp.size || this.toFetch.size)) {
         const lookups = [...this.toLookUp].filter((id) => this.registry.has(id));
-        const fetches = new Set([...this.toFetch].filter((id) => this.registry.has(id)));
+        /** Settled ids to read in full, by their size. */
+        const fetches = new Map<number, number>();
+        const unsized = new Set<number>();
+        for (const [id, bytes] of this.toFetch) {
+          if (!this.registry.has(id)) continue;
+          if (bytes === undefined) unsized.add(id);
+          else fetches.set(id, bytes);
+        }
         this.toLookUp.clear();
         this.toFetch.clear();
         for (const ids of chunked(lookups, WAITER_CHUNK)) {
           try {
             this.counts.lookupQueries++;
-            for (const id of await this.readStates(ids)) fetches.add(id);
+            for (const { id, bytes } of await this.readStates(ids)) fetches.set(id, bytes);
           } catch (err) {
-            for (const id of ids) if (!fetches.has(id)) this.lookupFailed(id, err as Error);
+            for (const id of ids) if (!fetches.has(id) && !unsized.has(id)) this.lookupFailed(id, err as Error);
           }
         }
-        for (const ids of chunked([...fetches], WAITER_CHUNK)) {
+        for (const ids of chunked([...unsized], WAITER_CHUNK)) {
+          try {
+            this.counts.fetchQueries++;
+            for (const { id, bytes } of await this.resolveWithin(ids)) fetches.set(id, bytes);
+          } catch (err) {
+            this.fetchFailed(ids.length, err as Error);
+          }
+        }
+        const sized = [...fetches].map(([id, bytes]) => ({ id, bytes }));
+        fetches.clear();
+        for (const ids of sliceBySize(sized, WAITER_READ_BYTES, WAITER_CHUNK)) {
           try {
             this.counts.fetchQueries++;
             await this.resolveFrom(ids);
           } catch (err) {
-            // They stay pending: the next poll finds them again.
-            this.logger.warn(`waitFor: reading ${ids.length} settled job(s) failed (${(err as Error).message}); retrying at the next poll`);
+            this.fetchFailed(ids.length, err as Error);
           }
         }
       }
     } finally {
       this.flushing = false;
     }
+  }
+
+  /** They stay pending: the next poll finds them again. */
+  private fetchFailed(count: number, err: Error): void {
+    this.logger.warn(`waitFor: reading ${count} settled job(s) failed (${err.message}); retrying at the next poll`);
   }
 
   /**
@@ -293,9 +318,9 @@ export class JobWaiters {
         const { settled, missing } = await selectSettledAmong(this.connection.db, ids);
         for (const id of missing) this.failAll(id, new JobNotFoundError(id));
         let any = false;
-        for (const id of settled) {
+        for (const { id, bytes } of settled) {
           if (this.registry.has(id)) {
-            this.toFetch.add(id);
+            this.toFetch.set(id, bytes);
             any = true;
           }
         }
@@ -317,15 +342,16 @@ export class JobWaiters {
 
   /**
    * Reads the states of `ids`: missing jobs fail their waiters (removed by retention, or never
-   * there), open ones are noted, settled ones are returned to be read in full.
+   * there), open ones are noted, settled ones are returned with their size to be read in full.
    */
-  private async readStates(ids: number[]): Promise<number[]> {
+  private async readStates(ids: number[]): Promise<Array<{ id: number; bytes: number }>> {
     const { settled, open, missing } = sortByState(ids, await selectJobStates(this.connection.db, ids));
     for (const { id, state } of open) this.noteOpen(id, state);
     for (const id of missing) this.failAll(id, new JobNotFoundError(id));
-    return settled.map((s) => s.id).filter((id) => this.registry.has(id));
+    return settled.filter((s) => this.registry.has(s.id));
   }
 
+  /** Reads these settled jobs in full (a slice of about WAITER_READ_BYTES) and resolves their waiters. */
   private async resolveFrom(ids: number[]): Promise<void> {
     const dialect = this.connection.db.dialect;
     const rows = await selectJobRows(this.connection.db, ids);
@@ -333,6 +359,24 @@ export class JobWaiters {
     for (const job of settled) this.settleAll(job);
     for (const job of open) this.noteOpen(job.id, job.state); // retried meanwhile: keep waiting
     for (const id of missing) this.failAll(id, new JobNotFoundError(id));
+  }
+
+  /**
+   * Jobs heard of as settled (a notification, this process's own finalize), their size unknown:
+   * one statement resolves those within an equal share of WAITER_READ_BYTES each (small jobs, all
+   * of them) and returns the others with their size, to be read in slices.
+   */
+  private async resolveWithin(ids: number[]): Promise<Array<{ id: number; bytes: number }>> {
+    const dialect = this.connection.db.dialect;
+    const { settled, open, missing } = sortByState(ids, await selectRowsWithin(this.connection.db, ids, Math.floor(WAITER_READ_BYTES / ids.length)));
+    const larger: Array<{ id: number; bytes: number }> = [];
+    for (const job of settled) {
+      if (job.row) this.settleAll(toJobView(toJobRecord(job.row, dialect)));
+      else if (this.registry.has(job.id)) larger.push({ id: job.id, bytes: job.bytes });
+    }
+    for (const job of open) this.noteOpen(job.id, job.state); // retried meanwhile: keep waiting
+    for (const id of missing) this.failAll(id, new JobNotFoundError(id));
+    return larger;
   }
 
   private noteOpen(id: number, state: string): void {

@@ -28,15 +28,33 @@ function idIn(executor: SqlExecutor, ids: readonly number[]): Sql {
 
 const SETTLED = sql.raw(TERMINAL_STATES.map((s) => `'${s}'`).join(', '));
 
-/** The state of each of these jobs that still exists: a new watch's first lookup, one chunk at a time. */
-export async function selectJobStates(executor: SqlExecutor, ids: readonly number[]): Promise<Array<{ id: number; state: string }>> {
-  const { rows } = await executor.run(sql`SELECT id, state FROM jobs WHERE ${idIn(executor, ids)}`);
-  return rows.map((r) => ({ id: Number(r.id), state: String(r.state) }));
+/**
+ * Bytes of a row's args and result as stored, without reading them out: what its full read
+ * weighs (a JavaScript string of that JSON has at most as many characters). PostgreSQL takes a
+ * text's length from its TOAST header, SQLite's octet_length() does not load the value.
+ */
+function storedBytes(executor: SqlExecutor, alias = ''): Sql {
+  const a = sql.raw(`${alias}args`);
+  const r = sql.raw(`${alias}result`);
+  return executor.dialect.name === 'mysql' ? sql`LENGTH(${a}) + COALESCE(LENGTH(${r}), 0)` : sql`octet_length(${a}) + COALESCE(octet_length(${r}), 0)`;
+}
+
+export interface StoredJobState {
+  id: number;
+  state: string;
+  /** Bytes of its args and result (see storedBytes): how much reading it in full takes. */
+  bytes: number;
+}
+
+/** The state and size of each of these jobs that still exists: a new watch's first lookup, one chunk at a time. */
+export async function selectJobStates(executor: SqlExecutor, ids: readonly number[]): Promise<StoredJobState[]> {
+  const { rows } = await executor.run(sql`SELECT id, state, ${storedBytes(executor)} AS bytes FROM jobs WHERE ${idIn(executor, ids)}`);
+  return rows.map((r) => ({ id: Number(r.id), state: String(r.state), bytes: Number(r.bytes) }));
 }
 
 export interface PolledChunk {
-  /** Done, failed or cancelled: to be read in full and resolved. */
-  settled: number[];
+  /** Done, failed or cancelled, with their size: to be read in full and resolved. */
+  settled: Array<{ id: number; bytes: number }>;
   /** No such job any more (removed by retention or by hand): their waiters fail. */
   missing: number[];
 }
@@ -48,10 +66,13 @@ export interface PolledChunk {
  */
 export async function selectSettledAmong(executor: SqlExecutor, ids: readonly number[]): Promise<PolledChunk> {
   const { rows } = await executor.run(executor.dialect.name === 'sqlite' ? sqliteSettledAmong(ids) : sql`
-    SELECT w.id AS id, j.state AS state FROM ${idRows(executor, ids)} LEFT JOIN jobs j ON j.id = w.id
+    SELECT w.id AS id, j.state AS state, ${storedBytes(executor, 'j.')} AS bytes FROM ${idRows(executor, ids)} LEFT JOIN jobs j ON j.id = w.id
     WHERE j.id IS NULL OR j.state IN (${SETTLED})`);
   const out: PolledChunk = { settled: [], missing: [] };
-  for (const r of rows) (r.state == null ? out.missing : out.settled).push(Number(r.id));
+  for (const r of rows) {
+    if (r.state == null) out.missing.push(Number(r.id));
+    else out.settled.push({ id: Number(r.id), bytes: Number(r.bytes) });
+  }
   return out;
 }
 
@@ -60,17 +81,40 @@ export async function selectSettledAmong(executor: SqlExecutor, ids: readonly nu
  * reading it walks the args' overflow pages: a poll of 10,000 waiters on jobs with 100 KB args
  * took 180 ms of the event loop, every poll interval. The settled ones come from the (state, id)
  * index alone, and a job that is gone is a primary-key probe that reads no column: 2.5 ms.
+ * The sizes of the settled ones come from their record headers (octet_length), not their values.
  */
 function sqliteSettledAmong(ids: readonly number[]): Sql {
   const list = JSON.stringify(ids);
-  return sql`SELECT j.id AS id, j.state AS state FROM jobs j INDEXED BY jobs_state_id_idx
+  return sql`SELECT j.id AS id, j.state AS state, octet_length(f.args) + COALESCE(octet_length(f.result), 0) AS bytes
+      FROM jobs j INDEXED BY jobs_state_id_idx JOIN jobs f ON f.id = j.id
       WHERE j.state IN (${SETTLED}) AND j.id IN (SELECT value FROM json_each(${list}))
     UNION ALL
-    SELECT w.value AS id, NULL AS state FROM json_each(${list}) w WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = w.value)`;
+    SELECT w.value AS id, NULL AS state, 0 AS bytes FROM json_each(${list}) w WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = w.value)`;
 }
 
-/** Whole rows of these jobs (to resolve their waiters with), one chunk at a time. */
+/** Whole rows of these jobs (to resolve their waiters with), one slice of a few MB at a time. */
 export async function selectJobRows(executor: SqlExecutor, ids: readonly number[]): Promise<Row[]> {
   const { rows } = await executor.run(sql`SELECT ${jobColumns(executor.dialect)} FROM jobs WHERE ${idIn(executor, ids)}`);
   return rows;
+}
+
+export interface CappedRow {
+  id: number;
+  state: string;
+  bytes: number;
+  /** The whole row, if its args and result weigh at most the cap; else null (read it later). */
+  row: Row | null;
+}
+
+/**
+ * Jobs heard of as settled, their size unknown: in one statement, whole rows of those whose args
+ * and result weigh at most `capBytes` each, and the id, state and size of the others (a left
+ * join on the size, so a large value is never sent).
+ */
+export async function selectRowsWithin(executor: SqlExecutor, ids: readonly number[], capBytes: number): Promise<CappedRow[]> {
+  const { rows } = await executor.run(sql`
+    SELECT s.id AS w_id, s.state AS w_state, s.bytes AS w_bytes, ${jobColumns(executor.dialect, 'f')}
+    FROM (SELECT id, state, ${storedBytes(executor)} AS bytes FROM jobs WHERE ${idIn(executor, ids)}) s
+    LEFT JOIN jobs f ON f.id = s.id AND s.bytes <= ${capBytes}`);
+  return rows.map((r) => ({ id: Number(r.w_id), state: String(r.w_state), bytes: Number(r.w_bytes), row: r.id == null ? null : r }));
 }

@@ -1,5 +1,6 @@
 import { chunked } from '../../lib/database/sql';
 import { WAITER_CHUNK } from '../../lib/waiters/id-chunks';
+import { sliceBySize } from '../../lib/waiters/size-slices';
 import { forEachPayloadId } from '../../lib/waiters/settled-payload';
 import { sortByState } from '../../lib/waiters/sort-by-state';
 import { WaiterRegistry } from '../../lib/waiters/waiter-registry';
@@ -10,6 +11,23 @@ describe('WAITER_CHUNK', () => {
     const chunks = chunked(ids, WAITER_CHUNK);
     expect(chunks).toHaveLength(10);
     expect(chunks.flat()).toEqual(ids);
+  });
+});
+
+describe('sliceBySize', () => {
+  const sized = (...bytes: number[]) => bytes.map((b, i) => ({ id: i + 1, bytes: b }));
+
+  it('cuts by bytes and by ids, in order, a larger-than-limit row alone', () => {
+    expect(sliceBySize(sized(4, 4, 4, 20, 1, 1, 1), 10, 100)).toEqual([[1, 2], [3], [4], [5, 6, 7]]);
+    expect(sliceBySize(sized(0, 0, 0, 0, 0), 10, 2)).toEqual([[1, 2], [3, 4], [5]]);
+    expect(sliceBySize([], 10, 2)).toEqual([]);
+  });
+
+  it('10,000 settled rows of 1 MB: reads of 8 MB, not one of 10 GB', () => {
+    const slices = sliceBySize(sized(...Array.from({ length: 10_000 }, () => 1024 * 1024)), 8 * 1024 * 1024, 10_000);
+    expect(slices).toHaveLength(1_250);
+    expect(Math.max(...slices.map((s) => s.length))).toBe(8);
+    expect(slices.flat()).toHaveLength(10_000);
   });
 });
 
