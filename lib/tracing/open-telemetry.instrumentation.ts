@@ -21,7 +21,7 @@ import type {
   InstrumentedEnqueueJob,
   JobQueueInstrumentation,
 } from '../instrumentation/job-queue.instrumentation';
-import { extractContext, injectCarrier, linkedSpanContext, spanCarrier } from './trace-carrier';
+import { extractContext, injectCarrier, linkedSpanContext, MAX_CARRIER_LENGTH, spanCarrier } from './trace-carrier';
 import { ATTR, MESSAGING_SYSTEM, attemptOutcome, consumerSpanName, producerSpanName } from './tracing.attributes';
 import { resolveTracingOptions, type JobQueueTracingOptions, type ResolvedTracingOptions } from './tracing.options';
 
@@ -156,7 +156,9 @@ export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumenta
   }
 
   private createdSpanContext(stored: string | null): SpanContext | undefined {
-    if (!stored) return undefined;
+    // Past the column's bound it holds nothing we wrote (linkedSpanContext says so too): not kept
+    // as a key, where 256 different 16 MB values written by another process were 4 GB.
+    if (!stored || stored.length > MAX_CARRIER_LENGTH) return undefined;
     let spanContext = this.created.get(stored);
     if (spanContext === undefined) {
       spanContext = linkedSpanContext(stored) ?? null;

@@ -97,9 +97,13 @@ export function parseTraceparent(traceparent: unknown, tracestate?: unknown): Sp
   return isSpanContextValid(spanContext) ? spanContext : undefined;
 }
 
-/** A stored carrier's fields; undefined for nothing stored, bad JSON or anything but an object. */
+/**
+ * A stored carrier's fields; undefined for nothing stored, bad JSON, anything but an object, or
+ * more than the column's bound (MAX_CARRIER_LENGTH, all this module writes): another process's
+ * oversized value is not parsed on every attempt that reads it.
+ */
 function parseCarrier(stored: string | null | undefined): Record<string, unknown> | undefined {
-  if (!stored) return undefined;
+  if (!stored || stored.length > MAX_CARRIER_LENGTH) return undefined;
   try {
     const carrier: unknown = JSON.parse(stored);
     return typeof carrier === 'object' && carrier !== null ? (carrier as Record<string, unknown>) : undefined;

@@ -11,6 +11,7 @@ import { WorkerProcess } from '../support/worker-process';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import { sql } from '../../lib/database/sql';
 import { readStoredCreation } from '../../lib/instrumentation/stored-trace';
+import { JOB_QUEUE_INSTRUMENTATION } from '../../lib/instrumentation/job-queue.instrumentation';
 import type { Sql } from '../../lib/database/sql';
 
 const seen = { flaky: 0 };
@@ -368,6 +369,36 @@ describeDialects('OpenTelemetry tracing', (db) => {
       await app.close();
     }
   });
+
+  it('oversized trace contexts written by another process (256 KB each, all different) are ignored, neither parsed nor kept', async () => {
+    const JOBS = 250;
+    const PAD = db.dialect === 'mysql' ? 60_000 : 256 * 1024; // MySQL's TEXT column holds 64 KB
+    const producer = await startApp(db, { worker: false, externalTypes: ['mail'] });
+    let worker: Awaited<ReturnType<typeof startApp>> | undefined;
+    try {
+      const refs = Array.from({ length: JOBS }, (_, i) => ({ ref: `m${i}`, type: 'mail' }));
+      const ids = Object.values(await producer.queue.enqueueGraph(refs));
+      // A valid traceparent in each, padded past the column's bound (4,000 characters), every value different.
+      const traceparent = `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`;
+      const pad = 'x'.repeat(PAD);
+      for (const id of ids) {
+        await producerDb(producer.module).run(sql`UPDATE jobs SET trace_context = ${`u0:{"traceparent":"${traceparent}","pad":"${id}${pad}"}`} WHERE id = ${id}`);
+      }
+      worker = await startApp(db, { concurrency: 20 });
+      for (const id of ids) expect(await producer.queue.waitFor(id, { timeoutMs: 60_000 })).toMatchObject({ state: 'done' });
+      await waitForSpans(() => byName(sdk.spans(), 'process mail').length === JOBS, 30_000);
+      // The parsed creation contexts the instrumentation keeps, by stored text.
+      const instrumentation = worker.module.get<{ created: Map<string, unknown> }>(JOB_QUEUE_INSTRUMENTATION);
+      let kept = 0;
+      for (const key of instrumentation.created.keys()) kept += key.length;
+      process.stdout.write(`[${db.dialect}] ${JOBS} oversized trace contexts: ${(kept / 1024 / 1024).toFixed(1)} MB of them kept\n`);
+      expect(kept).toBeLessThan(64 * 1024); // before: all 250 (up to 256), 62.5 MB; 4 GB for 16 MB values
+      for (const span of byName(sdk.spans(), 'process mail')) expect(span.links).toEqual([]);
+    } finally {
+      await worker?.close();
+      await producer.close();
+    }
+  }, 120_000);
 
   it('a job enqueued here and run by another worker process links to this process\'s producer span', async () => {
     const producer = await startApp(db, { worker: false, externalTypes: ['remote'] });

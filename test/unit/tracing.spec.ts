@@ -56,6 +56,13 @@ describe('trace carriers', () => {
     (stored) => expect(extractContext(stored as string | null)).toBeUndefined(),
   );
 
+  it('reads nothing from a carrier longer than the column holds, however valid its traceparent', () => {
+    const stored = JSON.stringify({ ...w3cFields(SPAN), pad: 'x'.repeat(MAX_CARRIER_LENGTH) });
+    expect(extractContext(stored)).toBeUndefined();
+    expect(linkedSpanContext(stored)).toBeUndefined();
+    expect(linkedSpanContext(JSON.stringify(w3cFields(SPAN)))).toMatchObject({ traceId: SPAN.traceId });
+  });
+
   it('parses only valid version-00 traceparents', () => {
     expect(parseTraceparent(`00-${SPAN.traceId}-${SPAN.spanId}-01`)).toMatchObject({ traceId: SPAN.traceId, traceFlags: 1 });
     expect(parseTraceparent(`00-${SPAN.traceId.toUpperCase()}-${SPAN.spanId}-01`)).toBeUndefined();
