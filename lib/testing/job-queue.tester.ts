@@ -107,7 +107,12 @@ export class JobQueueTester {
     if (!handler) throw new TestingHandlerNotFoundError(type, this.registry.types());
     this.lastRun.progress = [];
     const aborter = new AbortController();
-    if (options.signal) options.signal.addEventListener('abort', () => aborter.abort(options.signal!.reason), { once: true });
+    // A signal aborted before the call aborts ctx.signal too (its 'abort' event has been and gone),
+    // and the listener goes with the call: a test-wide signal kept one per run (and its context).
+    const signal = options.signal;
+    const follow = () => aborter.abort(signal!.reason);
+    if (signal?.aborted) follow();
+    else signal?.addEventListener('abort', follow, { once: true });
     const attempt = options.attempt ?? 1;
     const ctx = new JobContext(
       { id: 0, type, attempts: attempt, maxAttempts: Math.max(attempt, handler.options.maxAttempts ?? 1), group: 'default', parentId: null },
@@ -117,7 +122,11 @@ export class JobQueueTester {
         upstream: async () => options.upstream ?? {},
       },
     );
-    return (await handler.handle(args, ctx)) as JobResult<T>;
+    try {
+      return (await handler.handle(args, ctx)) as JobResult<T>;
+    } finally {
+      signal?.removeEventListener('abort', follow);
+    }
   }
 
   private async explain(open: readonly OpenWork[]): Promise<Array<StuckWork & { blocked: boolean }>> {

@@ -4,7 +4,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { InvalidOptionError, JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService } from '../../lib';
+import { InvalidOptionError, JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService, type JobContext } from '../../lib';
 import {
   DrainStuckError,
   DrainTimeoutError,
@@ -33,6 +33,13 @@ class Handlers {
   @JobHandler('strict', { schema: z.object({ n: z.number() }) })
   async strict(args: { n: number }): Promise<number> {
     return args.n;
+  }
+
+  /** Resolves with whether its signal is aborted, once it is or after 50 ms. */
+  @JobHandler('aborts')
+  async aborts(_args: unknown, ctx: JobContext): Promise<boolean> {
+    if (!ctx.signal.aborted) await new Promise((r) => { ctx.signal.addEventListener('abort', r, { once: true }); setTimeout(r, 50); });
+    return ctx.signal.aborted;
   }
 }
 
@@ -147,6 +154,30 @@ describe('[sqlite] JobQueueTestingModule', () => {
       const missing = (await tester.run('nope').catch((e) => e)) as TestingHandlerNotFoundError;
       expect(missing).toBeInstanceOf(TestingHandlerNotFoundError);
       expect(missing.message).toMatch(/registered: 'step', 'hang', 'strict'/);
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  /**
+   * run() followed the caller's signal with a listener it never removed, and missed a signal
+   * aborted before the call: ctx.signal stayed open, and 1,000 runs with one test-wide signal left
+   * 1,000 listeners on it (each holding its run's context).
+   */
+  it('run() with a signal: aborted before the call or during it, ctx.signal is; one signal over 1,000 runs keeps no listener', async () => {
+    const { moduleRef, tester } = await boot();
+    try {
+      expect(await tester.run('aborts', undefined, { signal: AbortSignal.abort(new Error('cancelled before')) })).toBe(true);
+      const during = new AbortController();
+      const running = tester.run('aborts', undefined, { signal: during.signal });
+      during.abort();
+      expect(await running).toBe(true);
+      const shared = new AbortController();
+      const added = jest.spyOn(shared.signal, 'addEventListener');
+      const removed = jest.spyOn(shared.signal, 'removeEventListener');
+      for (let i = 0; i < 1_000; i++) expect(await tester.run('step', { n: i }, { signal: shared.signal })).toBe(2 * i);
+      expect(added.mock.calls.length - removed.mock.calls.length).toBe(0);
+      expect(await tester.run('aborts', undefined, { signal: shared.signal })).toBe(false);
     } finally {
       await moduleRef.close();
     }
