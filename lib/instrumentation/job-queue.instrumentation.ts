@@ -61,4 +61,9 @@ export interface JobQueueInstrumentation {
    * may run it inside its own context and must resolve with the same outcome.
    */
   runAttempt(job: InstrumentedAttempt, trace: AttemptTrace, run: () => Promise<RunOutcome>): Promise<AttemptOutcome>;
+  /**
+   * Whether attempts record anything now. False: a claim reads no stored carriers for them (its
+   * attempts still go through `runAttempt`, with none). Absent: always true.
+   */
+  recording?(): boolean;
 }

@@ -514,6 +514,9 @@ export class SchedulerService {
    * when there are none. Links are lost, not jobs, if the read fails.
    */
   private attachTraces(jobs: ClaimedJob[]): Promise<void> | undefined {
+    // Nothing records (the tracing module without an SDK): the read would be for nothing, and
+    // every job there says nothing about its upstreams, so it followed every claim.
+    if (this.instrumentation!.recording?.() === false) return undefined;
     let unread: ClaimedJob[] | undefined;
     for (const job of jobs) {
       if (job.creation?.upstreams === false) job.trace = { created: job.creation.created, upstream: NO_UPSTREAMS };

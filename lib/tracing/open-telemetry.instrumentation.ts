@@ -1,5 +1,6 @@
 import {
   context,
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -10,6 +11,7 @@ import {
   type Span,
   type SpanContext,
   type Tracer,
+  type TracerProvider,
 } from '@opentelemetry/api';
 import { storableErrorText } from '../finalize/error-text';
 import type { RunOutcome } from '../handlers/run-job';
@@ -30,6 +32,8 @@ const TRACER_NAME = 'nestjs-sql-job-queue';
 const CREATED_CACHE_SIZE = 256;
 /** The SDK copies a link's attributes: one object serves every creation link. */
 const CREATED_LINK_ATTRIBUTES = Object.freeze({ [ATTR.link]: 'created' });
+/** What a ProxyTracerProvider delegates to until an SDK registers (the API's no-op provider). */
+const NO_SDK = new ProxyTracerProvider().getDelegate();
 
 /**
  * The queue's hooks (lib/instrumentation) on the OpenTelemetry API. Without an SDK the API's
@@ -38,6 +42,7 @@ const CREATED_LINK_ATTRIBUTES = Object.freeze({ [ATTR.link]: 'created' });
  */
 export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumentation {
   private readonly options: ResolvedTracingOptions;
+  private readonly provider: TracerProvider;
   private readonly tracer: Tracer;
   /**
    * Creation carriers already parsed: with per-call producer spans (the default) every job of an
@@ -49,7 +54,13 @@ export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumenta
   constructor(options: JobQueueTracingOptions = {}) {
     this.options = resolveTracingOptions(options);
     // The global provider is a proxy: spans go to whichever SDK registers itself, even later.
-    this.tracer = (this.options.tracerProvider ?? trace.getTracerProvider()).getTracer(TRACER_NAME);
+    this.provider = this.options.tracerProvider ?? trace.getTracerProvider();
+    this.tracer = this.provider.getTracer(TRACER_NAME);
+  }
+
+  /** False while the provider is a proxy no SDK has registered with (it may, later). */
+  recording(): boolean {
+    return !(this.provider instanceof ProxyTracerProvider) || this.provider.getDelegate() !== NO_SDK;
   }
 
   onEnqueue(jobs: readonly InstrumentedEnqueueJob[]): EnqueueInstrumentation | undefined {

@@ -249,6 +249,21 @@ describeDialects('OpenTelemetry tracing', (db) => {
     }
   });
 
+  it('with the tracing module and no SDK, claims read no trace contexts (jobs stored none, so none of them says it has no upstreams)', async () => {
+    const noSdk = await startApp(db, { concurrency: 20 }, { tracerProvider: new ProxyTracerProvider() });
+    const run = jest.spyOn(JobQueueDatabase.prototype, 'run');
+    const traceReads = () => run.mock.calls.filter(([statement]) => /job_queue_trace_contexts|UNION ALL\s+SELECT d\.job_id/.test((statement as Sql).render(db.dialect).text)).length;
+    try {
+      const ids = await noSdk.queue.enqueueGraph(Array.from({ length: 300 }, (_, i) => ({ ref: `m${i}`, type: 'mail' })));
+      for (const id of Object.values(ids)) expect(await noSdk.queue.waitFor(id, { timeoutMs: 20_000 })).toMatchObject({ state: 'done' });
+      process.stdout.write(`[${db.dialect}] 300 jobs, tracing module without an SDK: ${traceReads()} trace reads\n`);
+      expect(traceReads()).toBe(0); // before: one per claimed batch
+    } finally {
+      run.mockRestore();
+      await noSdk.close();
+    }
+  });
+
   it('per-call producer spans (the default): one span for the graph, every job links to it; a single enqueue names its job', async () => {
     const app = await startApp(db);
     try {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { context, createTraceState, propagation, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
+import { context, createTraceState, propagation, ProxyTracerProvider, ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { OpenTelemetryJobQueueInstrumentation } from '../../lib/tracing/open-telemetry.instrumentation';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { readStoredCreation, storedCarrier, storedCreation } from '../../lib/instrumentation/stored-trace';
 import { extractContext, injectCarrier, linkedSpanContext, MAX_CARRIER_LENGTH, parseTraceparent, spanCarrier, w3cFields } from '../../lib/tracing/trace-carrier';
@@ -123,6 +125,15 @@ describe('tracing names and options', () => {
     expect(attemptOutcome({ kind: 'failed', final: false }, 3, 3)).toBe('failed');
     expect(attemptOutcome({ kind: 'failed', final: true }, 1, 3)).toBe('failed');
     expect(attemptOutcome({ kind: 'aborted' }, 1, 3)).toBe('aborted');
+  });
+
+  it('records only once an SDK is behind the provider (it may register after the module starts)', () => {
+    const proxy = new ProxyTracerProvider();
+    const instrumentation = new OpenTelemetryJobQueueInstrumentation({ tracerProvider: proxy });
+    expect(instrumentation.recording()).toBe(false);
+    proxy.setDelegate(new BasicTracerProvider());
+    expect(instrumentation.recording()).toBe(true);
+    expect(new OpenTelemetryJobQueueInstrumentation({ tracerProvider: new BasicTracerProvider() }).recording()).toBe(true);
   });
 
   it('defaults, and refuses bad options with a typed error', () => {
