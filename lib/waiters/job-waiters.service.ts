@@ -274,7 +274,8 @@ export class JobWaiters {
             this.fetchFailed(ids.length, err as Error);
           }
         }
-        const sized = [...fetches].map(([id, bytes]) => ({ id, bytes }));
+        // Not those resolved meanwhile (an id both looked up and heard of, read whole by resolveWithin).
+        const sized = [...fetches].filter(([id]) => this.registry.has(id)).map(([id, bytes]) => ({ id, bytes }));
         fetches.clear();
         for (const ids of sliceBySize(sized, WAITER_READ_BYTES, WAITER_CHUNK)) {
           try {
