@@ -459,8 +459,9 @@ describeDialects('OpenTelemetry tracing', (db) => {
         expect(indexReads).toBeLessThanOrEqual(smallReads + 300);
       }
       process.stdout.write(`[${db.dialect}] trace read of a fan-in of 127: ${a.best.toFixed(2)} ms, of 20,000: ${b.best.toFixed(2)} ms${indexReads ? `, ${indexReads} index rows` : ''}\n`);
-      // Before: linear in the fan-in on MySQL and SQLite (20,000: ~10 ms, 50-100x the small one).
-      expect(b.best).toBeLessThan(Math.max(10 * a.best, 2));
+      // Before: linear in the fan-in (20,000: 6.1 ms, 30x the small one). Timed on SQLite only, whose
+      // reads run in this thread; MySQL's are counted above, PostgreSQL's function is bounded (migration 35).
+      if (db.dialect === 'sqlite') expect(b.best).toBeLessThan(Math.max(10 * a.best, 2));
     } finally {
       await app.close();
     }
