@@ -11,6 +11,7 @@ import { JobQueueService } from '../job-queue.service';
 import { WorkerVitals } from '../scheduler/worker-vitals';
 import type { JobArgs, JobResult, JobTypeName } from '../typing/job-types';
 import { countByState, readOpenWork, runDelayedNow, type OpenWork } from './drain.sql';
+import { explainOpenWork } from './explain-open-work';
 import { DrainStuckError, DrainTimeoutError, TestingHandlerNotFoundError, type StuckWork } from './testing.errors';
 
 export interface DrainOptions {
@@ -130,18 +131,7 @@ export class JobQueueTester {
   }
 
   private async explain(open: readonly OpenWork[]): Promise<Array<StuckWork & { blocked: boolean }>> {
-    const paused = await this.queue.listPaused();
-    return open.map((w) => {
-      let reason = w.state === 'ready' ? 'waiting for a free slot' : `${w.state} (a handler is still working)`;
-      let blocked = false;
-      if (w.state === 'ready' && !this.registry.get(w.type)) {
-        blocked = true;
-        reason = `no @JobHandler('${w.type}') in this testing module; add its provider to the module's providers`;
-      } else if (w.state === 'ready' && paused.some((p) => p.type === w.type || p.group === w.group)) {
-        blocked = true;
-        reason = 'paused (queue.resume() it)';
-      }
-      return { ...w, reason, blocked };
-    });
+    return explainOpenWork(open, await this.queue.listPaused(), (type) => this.registry.get(type) !== undefined);
   }
+
 }
