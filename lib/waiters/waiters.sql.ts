@@ -42,13 +42,16 @@ function storedBytes(executor: SqlExecutor, alias = ''): Sql {
 export interface StoredJobState {
   id: number;
   state: string;
-  /** Bytes of its args and result (see storedBytes): how much reading it in full takes. */
+  /** Settled: bytes of its args and result (see storedBytes), what reading it in full takes; else 0. */
   bytes: number;
 }
 
 /** The state and size of each of these jobs that still exists: a new watch's first lookup, one chunk at a time. */
 export async function selectJobStates(executor: SqlExecutor, ids: readonly number[]): Promise<StoredJobState[]> {
-  const { rows } = await executor.run(sql`SELECT id, state, ${storedBytes(executor)} AS bytes FROM jobs WHERE ${idIn(executor, ids)}`);
+  // Sized only when settled (to be read): MySQL's LENGTH() reads an off-page value to measure it.
+  const { rows } = await executor.run(
+    sql`SELECT id, state, CASE WHEN state IN (${SETTLED}) THEN ${storedBytes(executor)} ELSE 0 END AS bytes FROM jobs WHERE ${idIn(executor, ids)}`,
+  );
   return rows.map((r) => ({ id: Number(r.id), state: String(r.state), bytes: Number(r.bytes) }));
 }
 
