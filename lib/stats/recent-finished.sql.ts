@@ -14,6 +14,13 @@ export interface RecentFinished {
  */
 export const SQLITE_RECENT_SLICE = 10_000;
 
+/**
+ * SQLite: the args and results one slice may span. A SQLite row stores `state` and the times
+ * after them, so reading those walks their overflow pages: 5,000 jobs of 100 KB args and result
+ * made one 236 ms slice. A slice ends at this many bytes (plus the row that crosses it).
+ */
+export const SQLITE_RECENT_SLICE_BYTES = 16 * 1024 * 1024;
+
 /** Done and failed jobs finished within `windowMs` of the database clock: exact, read through jobs_finished_idx. */
 export async function readRecentFinished(db: SqlExecutor, windowMs: number): Promise<RecentFinished> {
   if (db.dialect.name === 'sqlite') return readSliced(db, windowMs);
@@ -26,8 +33,9 @@ export async function readRecentFinished(db: SqlExecutor, windowMs: number): Pro
 }
 
 /**
- * SQLite: slices of SQLITE_RECENT_SLICE finished rows in (finished_at, rowid) order, with a turn of
- * the event loop between; the window starts where the first slice read the clock.
+ * SQLite: slices of up to SQLITE_RECENT_SLICE finished rows and SQLITE_RECENT_SLICE_BYTES of their
+ * values, in (finished_at, rowid) order, with a turn of the event loop between; the window starts
+ * where the first slice read the clock.
  */
 async function readSliced(db: SqlExecutor, windowMs: number): Promise<RecentFinished> {
   const { rows: clock } = await db.run(sql`SELECT ${db.dialect.addMs(db.dialect.now(), -windowMs)} AS since`);
@@ -35,26 +43,45 @@ async function readSliced(db: SqlExecutor, windowMs: number): Promise<RecentFini
   const parts: Array<Record<string, unknown>> = [];
   let after: { at: string; id: number } | null = null;
   for (;;) {
-    const { rows } = await db.run(sqliteRecentSlice(since, after));
+    const { rows: sized } = await db.run(sqliteRecentSliceRows(since, after));
+    const fit = Number(sized[0]?.fit ?? 0);
+    if (!fit) break;
+    const { rows } = await db.run(sqliteRecentSlice(since, after, fit));
     const slice = rows[0] ?? {};
     parts.push(slice);
-    if (Number(slice.n ?? 0) < SQLITE_RECENT_SLICE) break;
+    // The last slice: every row left fitted, and there were fewer than a slice's worth.
+    if (Number(slice.n ?? 0) < fit || (fit === Number(sized[0].n) && fit < SQLITE_RECENT_SLICE)) break;
     after = { at: String(slice.last_at), id: Number(slice.last_id) };
     await new Promise((resolve) => setImmediate(resolve));
   }
   return toRecent(parts);
 }
 
+/** The next rows of the window in slice order: where they are (see sqliteRecentSlice). */
+function nextRows(since: string, after: { at: string; id: number } | null, columns: Sql, limit: number): Sql {
+  return sql`SELECT ${columns} FROM jobs INDEXED BY jobs_finished_idx
+      WHERE finished_at >= ${after ? after.at : since}${after ? sql` AND (finished_at, rowid) > (${after.at}, ${after.id})` : sql``}
+      ORDER BY finished_at, rowid LIMIT ${limit}`;
+}
+
+/**
+ * How many of the next SQLITE_RECENT_SLICE rows (`n`) the next slice takes (`fit`): up to
+ * SQLITE_RECENT_SLICE_BYTES of args and results, at least one row. The sizes come from the
+ * record headers (octet_length), read in index order without a sort.
+ */
+export function sqliteRecentSliceRows(since: string, after: { at: string; id: number } | null): Sql {
+  const rows = nextRows(since, after, sql`rowid AS rid, finished_at, octet_length(args) + COALESCE(octet_length(result), 0) AS b`, SQLITE_RECENT_SLICE);
+  return sql`SELECT COUNT(*) AS n, SUM(s.before < ${SQLITE_RECENT_SLICE_BYTES}) AS fit FROM (
+      SELECT SUM(w.b) OVER (ORDER BY w.finished_at, w.rid ROWS UNBOUNDED PRECEDING) - w.b AS before FROM (${rows}) w) s`;
+}
+
 /**
  * One slice: its counts, and the (finished_at, rowid) of its last row, where the next one starts
  * (the plain `finished_at >=` bound is what SQLite's index range starts at; the row value only filters).
  */
-export function sqliteRecentSlice(since: string, after: { at: string; id: number } | null): Sql {
+export function sqliteRecentSlice(since: string, after: { at: string; id: number } | null, limit = SQLITE_RECENT_SLICE): Sql {
   const d = sql`((julianday(finished_at) - julianday(started_at)) * 86400000.0)`;
-  return sql`WITH t AS MATERIALIZED (
-      SELECT rowid AS rid, state, started_at, finished_at FROM jobs INDEXED BY jobs_finished_idx
-      WHERE finished_at >= ${after ? after.at : since}${after ? sql` AND (finished_at, rowid) > (${after.at}, ${after.id})` : sql``}
-      ORDER BY finished_at, rowid LIMIT ${SQLITE_RECENT_SLICE})
+  return sql`WITH t AS MATERIALIZED (${nextRows(since, after, sql`rowid AS rid, state, started_at, finished_at`, limit)})
     SELECT COUNT(*) AS n, SUM(state = 'done') AS done, SUM(state = 'failed') AS failed,
       SUM(CASE WHEN state = 'done' THEN ${d} END) AS ms, COUNT(CASE WHEN state = 'done' THEN started_at END) AS timed,
       MAX(finished_at) AS last_at, (SELECT MAX(rid) FROM t WHERE finished_at = (SELECT MAX(finished_at) FROM t)) AS last_id
