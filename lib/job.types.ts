@@ -9,6 +9,9 @@ export type JobState = 'waiting' | 'ready' | 'leased' | 'running' | 'done' | 'fa
 /** The states a job never leaves on its own: `done`, `failed`, `cancelled` (only `retry()` reopens the last two). */
 export const TERMINAL_STATES: readonly JobState[] = ['done', 'failed', 'cancelled'];
 
+/** Every state, in lifecycle order. */
+export const JOB_STATES: readonly JobState[] = ['waiting', 'ready', 'leased', 'running', 'done', 'failed', 'cancelled'];
+
 /** A job as stored, with camelCase fields and parsed JSON. Returned by `get`, `enqueue` and `waitFor`. */
 export interface JobView<TArgs = unknown, TResult = unknown> {
   id: number;

@@ -1,5 +1,5 @@
 import { InvalidQueryError } from '../errors/query.errors';
-import type { JobState, JobView } from '../job.types';
+import { JOB_STATES, type JobState, type JobView } from '../job.types';
 import { normalizeArgsContains, type JsonObject } from './args-filter';
 import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 
@@ -54,7 +54,6 @@ export interface NormalizedFilter {
   createdBefore?: Date;
 }
 
-export const JOB_STATES: readonly JobState[] = ['waiting', 'ready', 'leased', 'running', 'done', 'failed', 'cancelled'];
 export const FILTER_FIELDS = ['state', 'type', 'group', 'parentId', 'key', 'argsContains', 'errorContains', 'createdAfter', 'createdBefore'] as const;
 export const MAX_PAGE = 500;
 export const DEFAULT_PAGE = 50;

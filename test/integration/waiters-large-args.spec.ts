@@ -1,5 +1,5 @@
 import { sql } from '../../lib/database/sql';
-import { selectSettledAmong } from '../../lib/waiters/waiters.sql';
+import { selectJobStates, selectSettledAmong } from '../../lib/waiters/waiters.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { explainText } from '../support/plan-reads';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
@@ -36,6 +36,15 @@ describeDialects('waitFor poll over jobs with large args', (db) => {
     for (const s of polled.settled) expect(s.bytes).toBeGreaterThan(100_000);
     expect(polled.missing.sort((a, b) => a - b)).toEqual([...ids.slice(20, 23), never]);
     expect(await selectSettledAmong(app.db, ids.slice(23))).toEqual({ settled: [], missing: [] });
+
+    // A new watch's first lookup: every job that exists, sized when settled.
+    const states = new Map((await selectJobStates(app.db, [...ids, never])).map((r) => [r.id, r]));
+    expect(states.size).toBe(37);
+    for (const [i, id] of ids.entries()) {
+      const want = i < 5 ? 'done' : i < 8 ? 'failed' : i < 10 ? 'cancelled' : i < 15 ? 'running' : i < 20 ? 'waiting' : i < 23 ? undefined : 'ready';
+      expect(states.get(id)?.state).toBe(want);
+      if (want) expect(states.get(id)!.bytes > 100_000).toBe(i < 10);
+    }
   });
 
   if (db.dialect === 'sqlite') {
@@ -46,6 +55,10 @@ describeDialects('waitFor poll over jobs with large args', (db) => {
       const plan = await explainText(app, 'EXPLAIN QUERY PLAN', statement!);
       expect(plan).toContain('COVERING INDEX jobs_state_id_idx');
       expect(plan).not.toMatch(/LEFT-JOIN/);
+      // The first lookup likewise; only settled jobs are probed again, for their sizes.
+      await selectJobStates({ dialect: app.db.dialect, run: async (s) => ((statement = s), { rows: [], affected: 0 }) }, [1, 2, 3]);
+      const lookup = await explainText(app, 'EXPLAIN QUERY PLAN', statement!);
+      expect(lookup).toMatch(/SEARCH s USING COVERING INDEX jobs_state_id_idx \(state=\? AND id=\?\)/);
     });
   }
 });
