@@ -1,6 +1,7 @@
 import { jobColumns } from '../database/job-row';
 import { sql, type Sql } from '../database/sql';
 import type { SqlDialect } from '../database/dialects';
+import { storedBytes } from '../database/stored-bytes';
 
 /** Ids per statement: four lists of this many stay far below every driver's bind limit. */
 export const GRAPH_CHUNK = 500;
@@ -23,6 +24,11 @@ export function neighboursStatement(ids: readonly number[]): Sql {
 /** Whether the job exists (the walk's start). */
 export function graphRootStatement(id: number): Sql {
   return sql`SELECT id FROM jobs WHERE id = ${id}`;
+}
+
+/** The stored bytes of these jobs' args and results (see storedBytes), to bound what getGraph reads. */
+export function graphNodeSizesStatement(d: SqlDialect, ids: readonly number[]): Sql {
+  return sql`SELECT id, ${storedBytes(d)} AS bytes FROM jobs WHERE id IN (${sql.list(ids)})`;
 }
 
 export function graphNodesStatement(d: SqlDialect, ids: readonly number[]): Sql {

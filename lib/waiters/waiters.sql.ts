@@ -1,5 +1,6 @@
 import { jobColumns } from '../database/job-row';
 import { sql, type Sql } from '../database/sql';
+import { storedBytes } from '../database/stored-bytes';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { JOB_STATES, TERMINAL_STATES } from '../job.types';
 
@@ -28,17 +29,6 @@ function idIn(executor: SqlExecutor, ids: readonly number[]): Sql {
 
 const SETTLED = sql.raw(TERMINAL_STATES.map((s) => `'${s}'`).join(', '));
 
-/**
- * Bytes of a row's args and result as stored, without reading them out: what its full read
- * weighs (a JavaScript string of that JSON has at most as many characters). PostgreSQL takes a
- * text's length from its TOAST header, SQLite's octet_length() does not load the value.
- */
-function storedBytes(executor: SqlExecutor, alias = ''): Sql {
-  const a = sql.raw(`${alias}args`);
-  const r = sql.raw(`${alias}result`);
-  return executor.dialect.name === 'mysql' ? sql`LENGTH(${a}) + COALESCE(LENGTH(${r}), 0)` : sql`octet_length(${a}) + COALESCE(octet_length(${r}), 0)`;
-}
-
 export interface StoredJobState {
   id: number;
   state: string;
@@ -52,7 +42,7 @@ export async function selectJobStates(executor: SqlExecutor, ids: readonly numbe
   const { rows } = await executor.run(
     executor.dialect.name === 'sqlite'
       ? sqliteJobStates(ids)
-      : sql`SELECT id, state, CASE WHEN state IN (${SETTLED}) THEN ${storedBytes(executor)} ELSE 0 END AS bytes FROM jobs WHERE ${idIn(executor, ids)}`,
+      : sql`SELECT id, state, CASE WHEN state IN (${SETTLED}) THEN ${storedBytes(executor.dialect)} ELSE 0 END AS bytes FROM jobs WHERE ${idIn(executor, ids)}`,
   );
   return rows.map((r) => ({ id: Number(r.id), state: String(r.state), bytes: Number(r.bytes) }));
 }
@@ -84,7 +74,7 @@ export interface PolledChunk {
  */
 export async function selectSettledAmong(executor: SqlExecutor, ids: readonly number[]): Promise<PolledChunk> {
   const { rows } = await executor.run(executor.dialect.name === 'sqlite' ? sqliteSettledAmong(ids) : sql`
-    SELECT w.id AS id, j.state AS state, ${storedBytes(executor, 'j.')} AS bytes FROM ${idRows(executor, ids)} LEFT JOIN jobs j ON j.id = w.id
+    SELECT w.id AS id, j.state AS state, ${storedBytes(executor.dialect, 'j.')} AS bytes FROM ${idRows(executor, ids)} LEFT JOIN jobs j ON j.id = w.id
     WHERE j.id IS NULL OR j.state IN (${SETTLED})`);
   const out: PolledChunk = { settled: [], missing: [] };
   for (const r of rows) {
@@ -132,7 +122,7 @@ export interface CappedRow {
 export async function selectRowsWithin(executor: SqlExecutor, ids: readonly number[], capBytes: number): Promise<CappedRow[]> {
   const { rows } = await executor.run(sql`
     SELECT s.id AS w_id, s.state AS w_state, s.bytes AS w_bytes, ${jobColumns(executor.dialect, 'f')}
-    FROM (SELECT id, state, ${storedBytes(executor)} AS bytes FROM jobs WHERE ${idIn(executor, ids)}) s
+    FROM (SELECT id, state, ${storedBytes(executor.dialect)} AS bytes FROM jobs WHERE ${idIn(executor, ids)}) s
     LEFT JOIN jobs f ON f.id = s.id AND s.bytes <= ${capBytes}`);
   return rows.map((r) => ({ id: Number(r.w_id), state: String(r.w_state), bytes: Number(r.w_bytes), row: r.id == null ? null : r }));
 }

@@ -1,5 +1,6 @@
 import { InvalidQueryError, JobNotFoundError } from '../../lib';
 import { buildReportGraph } from '../../sample-app/reports/report.graph';
+import { MAX_GRAPH_BYTES } from '../../lib/query/job-query.service';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -65,6 +66,25 @@ describeDialects('getGraph: the whole connected graph, bounded', (db) => {
     expect(g.nodes.some((n) => n.id === root.id)).toBe(true);
     expect(g.edges).toHaveLength(9_999); // root → each of the other nodes returned
   });
+
+  it(`stops where the nodes' args come to ${MAX_GRAPH_BYTES / 1024 / 1024} MB, keeping the nearest, and says so`, async () => {
+    // 90 children of 1 MB args in a container; the args are written by the server, not sent.
+    const ids = await app.queue.enqueueGraph([{ ref: 'box', type: 'report' }, ...Array.from({ length: 90 }, (_, k) => ({ ref: `c${k}`, type: 'n', parent: 'box' }))]);
+    const pad = { postgres: `repeat('x', 1000000)`, mysql: `REPEAT('x', 1000000)`, sqlite: `printf('%.*c', 1000000, 'x')` }[db.dialect];
+    const json = db.dialect === 'mysql' ? `CONCAT('{"pad":"', ${pad}, '"}')` : `'{"pad":"' || ${pad} || '"}'`;
+    await app.rows(`UPDATE jobs SET args = ${json} WHERE parent_id = ${ids.box}`);
+    const g = await app.queue.getGraph(ids.c0);
+    expect(g.truncated).toBe(true);
+    const bytes = g.nodes.reduce((n, node) => n + JSON.stringify(node.args ?? null).length, 0);
+    expect(bytes).toBeLessThanOrEqual(MAX_GRAPH_BYTES + 1_000_100);
+    expect(g.nodes.length).toBeGreaterThanOrEqual(Math.floor(MAX_GRAPH_BYTES / 1_000_100));
+    expect(g.nodes.length).toBeLessThan(91);
+    // The job and its container first, then the nearest siblings (by id).
+    const kept = new Set(g.nodes.map((n) => n.id));
+    expect(kept.has(ids.c0) && kept.has(ids.box)).toBe(true);
+    const siblings = Array.from({ length: 90 }, (_, k) => ids[`c${k}`]);
+    expect(siblings.filter((id) => kept.has(id))).toEqual(siblings.slice(0, g.nodes.length - 1));
+  }, 60_000);
 
   it('an unknown id throws JobNotFoundError, a bad one InvalidQueryError', async () => {
     await expect(app.queue.getGraph(2_000_000_000)).rejects.toBeInstanceOf(JobNotFoundError);
