@@ -2,6 +2,7 @@ import type { JobState, JobView } from '../job.types';
 import type { SqlDialect } from './dialects';
 import { sql, type Sql } from './sql';
 import type { Row } from './sql-executor';
+import { storedBytes } from './stored-bytes';
 
 const PLAIN_COLUMNS = [
   'id', 'type', 'ref', 'args', 'result', 'state', 'parent_id', 'is_container', 'group_key', 'weight',
@@ -25,6 +26,19 @@ export function jobColumns(dialect: SqlDialect, alias = ''): Sql {
     cache.set(cacheKey, columns);
   }
   return columns;
+}
+
+/**
+ * jobColumns, but args and result only where together they weigh at most `capBytes`, and their
+ * size as `stored_bytes` (see storedBytes): a page of rows whose large values are read apart.
+ */
+export function jobColumnsWithin(dialect: SqlDialect, capBytes: number): Sql {
+  const within = sql`${storedBytes(dialect)} <= ${capBytes}`;
+  return sql.join([
+    ...PLAIN_COLUMNS.map((c) => (c === 'args' || c === 'result' ? sql`CASE WHEN ${within} THEN ${sql.raw(c)} END AS ${sql.raw(c)}` : sql`${sql.raw(c)}`)),
+    ...TIME_COLUMNS.map((c) => sql`${dialect.selectTime(c)} AS ${sql.raw(c)}`),
+    sql`${storedBytes(dialect)} AS stored_bytes`,
+  ]);
 }
 
 /** The internal row shape, with ids as numbers and JSON parsed. */

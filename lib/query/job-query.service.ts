@@ -7,7 +7,7 @@ import { graphEdges, MAX_GRAPH_NODES, walkJobGraph } from './graph-walk';
 import { takeBatch } from '../finalize/take-batch';
 import { GRAPH_CHUNK, graphNodeSizesStatement, graphNodesStatement } from './job-graph.sql';
 import type { FindOptions, FindResult, JobFilter } from './job-filter';
-import { findPage } from './read-page';
+import { findJobsPage } from './read-page';
 
 /** `getGraph` stops collecting nodes here and reports `truncated: true`. */
 export { MAX_GRAPH_NODES };
@@ -36,7 +36,7 @@ export class JobQueryService {
   constructor(private readonly db: JobQueueDatabase) {}
 
   async find<TArgs = unknown, TResult = unknown>(filter: JobFilter = {}, options: FindOptions = {}): Promise<FindResult<TArgs, TResult>> {
-    const page = await findPage(this.db, filter, options);
+    const page = await findJobsPage(this.db, filter, options);
     return { jobs: page.rows.map((r) => toJobView<TArgs, TResult>(toJobRecord(r, this.db.dialect))), nextCursor: page.nextCursor };
   }
 

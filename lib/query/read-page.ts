@@ -1,5 +1,6 @@
-import { jobColumns } from '../database/job-row';
-import type { Sql } from '../database/sql';
+import { jobColumns, jobColumnsWithin } from '../database/job-row';
+import { sql, type Sql } from '../database/sql';
+import { takeBatch } from '../finalize/take-batch';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { decodeCursor, encodeCursor } from './find-cursor';
 import {
@@ -34,6 +35,49 @@ export async function findPage(db: SqlExecutor, filter: unknown, options: FindOp
   const before = cursor === null ? null : decodeCursor(cursor, text);
   const page = await readPage(db, f, before, limit, columns);
   return { rows: page.rows, nextCursor: page.nextBefore === null ? null : encodeCursor(page.nextBefore, text) };
+}
+
+/**
+ * Bytes of args and results one `find` page holds at most (its newest job always): 500 jobs of
+ * 1 MB args and results were one statement of 1 GB. A page cut short by it ends its cursor at its
+ * last job, so the next page goes on from there.
+ */
+export const MAX_FIND_PAGE_BYTES = 64 * 1024 * 1024;
+
+/** Bytes of large args and results per statement that reads them after the page. */
+const FIND_READ_BYTES = 8 * 1024 * 1024;
+
+/**
+ * `find` with whole rows. One statement in the common case: the page with args and results of
+ * at most their share of MAX_FIND_PAGE_BYTES each, and every row's stored size. Larger ones are
+ * read after it by id, about FIND_READ_BYTES per statement (a turn of the event loop between,
+ * for SQLite), for the newest rows that fit the page's bytes. Such a value is read after its
+ * row: a job that changed in between shows its row as the page matched it with its values of now.
+ */
+export async function findJobsPage(db: SqlExecutor, filter: unknown, options: FindOptions | undefined): Promise<{ rows: Row[]; nextCursor: string | null }> {
+  const f = normalizeFilter(filter);
+  const { limit, cursor } = normalizePageOptions(options);
+  const text = canonicalFilter(f);
+  const before = cursor === null ? null : decodeCursor(cursor, text);
+  const share = Math.floor(MAX_FIND_PAGE_BYTES / (limit + 1));
+  const page = await readPage(db, f, before, limit, jobColumnsWithin(db.dialect, share));
+  const sizeOf = (r: Row) => Number(r.stored_bytes ?? 0);
+  const rows = takeBatch([...page.rows], page.rows.length, MAX_FIND_PAGE_BYTES, sizeOf);
+  const nextBefore = rows.length < page.rows.length ? Number(rows[rows.length - 1].id) : page.nextBefore;
+  const large = rows.filter((r) => sizeOf(r) > share);
+  const gone = new Set<number>();
+  while (large.length) {
+    const slice = takeBatch(large, large.length, FIND_READ_BYTES, sizeOf);
+    const { rows: values } = await db.run(sql`SELECT id, args, result FROM jobs WHERE id IN (${sql.list(slice.map((r) => Number(r.id)))})`);
+    const byId = new Map(values.map((v) => [Number(v.id), v]));
+    for (const r of slice) {
+      const v = byId.get(Number(r.id));
+      if (v) Object.assign(r, { args: v.args, result: v.result });
+      else gone.add(Number(r.id)); // removed since the page was read
+    }
+    if (large.length) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { rows: gone.size ? rows.filter((r) => !gone.has(Number(r.id))) : rows, nextCursor: nextBefore === null ? null : encodeCursor(nextBefore, text) };
 }
 
 /**

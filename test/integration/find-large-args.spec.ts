@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import type { Sql } from '../../lib/database/sql';
 import { SQLITE_SCAN_SLICE_BYTES } from '../../lib/query/find-jobs.sql';
+import { MAX_FIND_PAGE_BYTES } from '../../lib/query/read-page';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -20,7 +21,7 @@ describeDialects('find with argsContains over large args', (db) => {
   let ids: number[] = []; // enqueue order: n = index
 
   beforeAll(async () => {
-    app = await startQueueApp(db, { worker: false, externalTypes: ['win', 'other'] });
+    app = await startQueueApp(db, { worker: false, externalTypes: ['win', 'other', 'huge'] });
     await resetTables(app);
     const pad = 'x'.repeat(PAD);
     for (let from = 0; from < JOBS; from += 25) {
@@ -54,6 +55,38 @@ describeDialects('find with argsContains over large args', (db) => {
     expect(all.map((p) => p.length)).toEqual([LIMIT, JOBS - LIMIT]);
     expect(all.flat()).toEqual([...ids].reverse());
     expect(await pages({ type: 'win', argsContains: { n: 7 } }, 10)).toEqual([[ids[7]]]);
+  }, 60_000);
+
+  it(`a page holds at most ${MAX_FIND_PAGE_BYTES / 1024 / 1024} MB of args, the cursor going on from its last job; small rows take one statement`, async () => {
+    // 80 jobs of 1 MB args, written by the server rather than sent.
+    const refs = await app.queue.enqueueGraph(Array.from({ length: 80 }, (_, k) => ({ ref: `h${k}`, type: 'huge', args: { k } })));
+    const huge = Array.from({ length: 80 }, (_, k) => refs[`h${k}`]);
+    const pad = { postgres: `repeat('x', 1000000)`, mysql: `REPEAT('x', 1000000)`, sqlite: `printf('%.*c', 1000000, 'x')` }[db.dialect];
+    const json = db.dialect === 'mysql' ? `CONCAT('{"pad":"', ${pad}, '"}')` : `'{"pad":"' || ${pad} || '"}'`;
+    await app.rows(`UPDATE jobs SET args = ${json} WHERE type = 'huge'`);
+    const seen: number[] = [];
+    const sizes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await app.queue.find({ type: 'huge' }, { limit: 100, cursor });
+      seen.push(...page.jobs.map((j) => j.id));
+      sizes.push(page.jobs.length);
+      for (const j of page.jobs) expect((j.args as { pad: string }).pad).toHaveLength(1_000_000);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...huge].reverse());
+    expect(sizes[0]).toBeLessThanOrEqual(Math.ceil(MAX_FIND_PAGE_BYTES / 1_000_010));
+    expect(sizes.length).toBe(2);
+
+    // Rows of 50 KB: the page and their values in one statement.
+    const run = jest.spyOn(app.module.get(JobQueueDatabase), 'run');
+    try {
+      expect((await app.queue.find({ type: 'win' }, { limit: 200 })).jobs).toHaveLength(200);
+      expect(run).toHaveBeenCalledTimes(1);
+    } finally {
+      run.mockRestore();
+    }
+    await app.rows(`DELETE FROM jobs WHERE type = 'huge'`);
   }, 60_000);
 
   if (db.dialect === 'sqlite') {
