@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import type { FindResult } from '../../lib';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import type { Sql } from '../../lib/database/sql';
 import { SQLITE_SCAN_SLICE_BYTES } from '../../lib/query/find-jobs.sql';
@@ -38,7 +39,7 @@ describeDialects('find with argsContains over large args', (db) => {
     const out: number[][] = [];
     let cursor: string | null = null;
     do {
-      const page = await app.queue.find(filter, { limit, cursor });
+      const page: FindResult = await app.queue.find(filter, { limit, cursor });
       out.push(page.jobs.map((j) => j.id));
       cursor = page.nextCursor;
     } while (cursor);
@@ -68,7 +69,7 @@ describeDialects('find with argsContains over large args', (db) => {
     const sizes: number[] = [];
     let cursor: string | null = null;
     do {
-      const page = await app.queue.find({ type: 'huge' }, { limit: 100, cursor });
+      const page: FindResult = await app.queue.find({ type: 'huge' }, { limit: 100, cursor });
       seen.push(...page.jobs.map((j) => j.id));
       sizes.push(page.jobs.length);
       for (const j of page.jobs) expect((j.args as { pad: string }).pad).toHaveLength(1_000_000);
