@@ -52,6 +52,13 @@ export const RECURRING_TICK_MS = 1_000;
 const SCHEDULES_PER_TICK = 500;
 /** A transaction stops taking schedules past this many jobs (backfill may add up to 1,000 per schedule); the rest go to the next. */
 const JOBS_PER_TICK = 5_000;
+/**
+ * A transaction reads schedules, and enqueues slots, up to this many characters of args (one at
+ * least); the rest go to the next, a schedule's remaining slots too. By count alone, 600
+ * schedules with 1 MB args due at once made a 2.7 GB tick that failed on PostgreSQL (its insert
+ * was longer than a string can be) and crashed the process out of heap on SQLite, every tick.
+ */
+const CHARS_PER_TICK = 16 * 1024 * 1024;
 /** Ticks that reached the database at most this far apart belong to one run (see `streak`). */
 const STREAK_GAP_MS = 5 * RECURRING_TICK_MS;
 /**
@@ -198,13 +205,16 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     // A break (ticks failing, or not running) longer than this starts a new streak.
     const at = performance.now();
     const streakStart = this.streak && at - this.streak.lastContact <= STREAK_GAP_MS ? this.streak.start : at;
+    // Schedules locked per transaction: fewer while their size cuts the reads short, so each
+    // transaction does not weigh 500 rows of megabytes to read a few dozen (MySQL reads them all).
+    let lockLimit = SCHEDULES_PER_TICK;
     for (;;) {
       const due = await anyScheduleDue(db);
       this.streak = { start: streakStart, lastContact: performance.now() };
       if (!due) return;
-      const { handled, ready, enqueued, missed } = await withKeyRaceRetry(() =>
+      const { more, ready, enqueued, missed, read, locked } = await withKeyRaceRetry(() =>
         db.transaction(async (tx) => {
-          const { now, due } = await lockDueSchedules(tx, SCHEDULES_PER_TICK);
+          const { now, due, locked } = await lockDueSchedules(tx, lockLimit, CHARS_PER_TICK);
           // The streak's start on the database's clock.
           const tickingSince = new Date(now.getTime() - (performance.now() - streakStart));
           const missed: string[] = [];
@@ -212,10 +222,13 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
           const nodes: GraphNode[] = [];
           const jobs: NormalizedJob[] = [];
           const ticks: TickRecord[] = [];
-          let cut = false;
+          // Some were locked but not read (their size), or not planned: more are due.
+          let cut = due.length < locked;
+          let chars = 0;
+          const full = () => jobs.length >= JOBS_PER_TICK || chars >= CHARS_PER_TICK;
           for (const s of due) {
             // The rest are unlocked at commit, still due: the loop goes on.
-            if (jobs.length >= JOBS_PER_TICK) {
+            if (full()) {
               cut = true;
               break;
             }
@@ -224,10 +237,25 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
               const since = s.declaredSince && s.declaredSince > tickingSince ? s.declaredSince : tickingSince;
               const plan = planSlots({ cron: s.cron, timeZone: s.timeZone, from: s.nextRunAt, now, misfireGraceMs: s.misfireGraceMs, backfill: s.backfill, tickingSince: since }, this.clock);
               if (plan.missed) missed.push(s.name);
-              const mine = plan.slots.map(({ at, backfill }) => this.slotNode(s, at, backfill, `${s.name}@${at.toISOString()}`));
-              jobs.push(...mine.map((node) => normalizeJob(node, this.normalizeContext())));
+              // Its later slots wait for the next transaction: from the first of them, the next
+              // plan finds the same ones again (the latest missed ones, then the on-time ones).
+              const mine: GraphNode[] = [];
+              const mineJobs: NormalizedJob[] = [];
+              let myChars = 0;
+              for (const { at, backfill } of plan.slots) {
+                if ((jobs.length || mine.length) && chars + myChars >= CHARS_PER_TICK) break;
+                const node = this.slotNode(s, at, backfill, `${s.name}@${at.toISOString()}`);
+                const job = normalizeJob(node, this.normalizeContext());
+                mine.push(node);
+                mineJobs.push(job);
+                myChars += job.argsJson.length;
+              }
+              const taken = mine.length;
+              if (taken < plan.slots.length) cut = true;
               nodes.push(...mine);
-              ticks.push({ name: s.name, last: plan.slots.length ? plan.slots[plan.slots.length - 1].at : null, next: plan.next });
+              jobs.push(...mineJobs);
+              chars += myChars;
+              ticks.push({ name: s.name, last: taken ? plan.slots[taken - 1].at : null, next: taken < plan.slots.length ? plan.slots[taken].at : plan.next });
             } catch (err) {
               // A row that no longer checks out (edited by hand, options tightened) must not stall the others.
               this.logger.warn(`recurring schedule "${s.name}" skipped, tried again in ${BROKEN_RETRY_MS / 1_000} s: ${(err as Error)?.message ?? String(err)}`);
@@ -244,8 +272,8 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
           }
           if (ticks.length) await recordTicks(tx, ticks);
           if (readyCount && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-          // A batch cut short by JOBS_PER_TICK counts as full: more are due.
-          return { handled: cut ? SCHEDULES_PER_TICK : due.length, ready: readyCount, enqueued, missed };
+          // A batch cut short counts as full: more are due.
+          return { more: cut || locked >= lockLimit, ready: readyCount, enqueued, missed, read: due.length, locked };
         }),
       );
       this.streak = { start: streakStart, lastContact: performance.now() };
@@ -253,7 +281,8 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
       if (this.lifecycle.active && enqueued.length) this.lifecycle.enqueued(enqueued);
       if (ready) this.events.wake();
       // Fewer than a full batch: done; none (all locked by other replicas): theirs to do.
-      if (handled < SCHEDULES_PER_TICK) return;
+      if (!more) return;
+      lockLimit = read < locked ? Math.max(1, 2 * read) : Math.min(SCHEDULES_PER_TICK, 2 * lockLimit);
     }
   }
 

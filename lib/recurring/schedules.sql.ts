@@ -195,14 +195,39 @@ export async function anyScheduleDue(tx: SqlExecutor): Promise<boolean> {
  * Due schedules, locked for this tick: another replica's tick skips them (SKIP LOCKED) rather
  * than waiting, and reads them again only after this transaction has moved `next_run_at` on.
  * SQLite has no row locks; its BEGIN IMMEDIATE transaction holds the database's write lock.
+ *
+ * Locks up to `limit` of them reading their names and sizes only, then reads the whole rows of
+ * the first ones within `maxChars` of args and job options (always one at least). The rest stay
+ * locked, unread, until the commit, and due. Read whole, 500 schedules with 1 MB args were
+ * 500 MB in one result, and their jobs one PostgreSQL insert past V8's longest string.
+ * `locked`: how many were locked, read or not.
  */
-export async function lockDueSchedules(tx: SqlExecutor, limit: number): Promise<{ now: Date; due: StoredSchedule[] }> {
+export async function lockDueSchedules(tx: SqlExecutor, limit: number, maxChars: number): Promise<{ now: Date; due: StoredSchedule[]; locked: number }> {
   const now = await databaseNow(tx);
   const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
-  const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules
+  // Bytes where they are cheaper to weigh (PostgreSQL's octet_length reads the stored size, not the value): about as many.
+  const chars =
+    tx.dialect.name === 'postgres'
+      ? sql`octet_length(args) + octet_length(job_options)`
+      : tx.dialect.name === 'mysql'
+        ? sql`LENGTH(args) + LENGTH(job_options)`
+        : sql`length(args) + length(job_options)`;
+  const { rows } = await tx.run(sql`SELECT name, ${chars} AS chars FROM job_queue_schedules
     WHERE next_run_at <= ${tx.dialect.timeParam(now)} AND ${declared(sql`${tx.dialect.timeParam(now)}`)}
     ORDER BY next_run_at, name LIMIT ${limit}${lock}`);
-  return { now, due: rows.map((r) => toSchedule(r, tx)) };
+  const names: string[] = [];
+  let total = 0;
+  for (const r of rows) {
+    if (names.length && total + Number(r.chars) > maxChars) break;
+    names.push(String(r.name));
+    total += Number(r.chars);
+  }
+  const byName = new Map<string, StoredSchedule>();
+  for (const chunk of chunked(names)) {
+    const read = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules WHERE name IN (${sql.list(chunk)})`);
+    for (const r of read.rows) byName.set(String(r.name), toSchedule(r, tx));
+  }
+  return { now, due: names.flatMap((n) => byName.get(n) ?? []), locked: rows.length };
 }
 
 /** What a tick did to one schedule: slots up to `last` are enqueued (null: none), `next` is the next one. */
