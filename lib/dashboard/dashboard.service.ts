@@ -7,8 +7,10 @@ import { JOB_STATES, type JobState } from '../job.types';
 import { graphEdges, walkJobGraph } from '../query/graph-walk';
 import { GRAPH_CHUNK } from '../query/job-graph.sql';
 import { findPage } from '../query/read-page';
-import { boundHead, boundJson, boundText, previewJson, type BoundedText } from './bounded-text';
+import { boundHead, boundJson, boundText, type BoundedText } from './bounded-text';
 import { jobPreviewColumns } from './dashboard-jobs.sql';
+import { schedulePreviewColumns } from './dashboard-schedules.sql';
+import { findSchedulePage } from '../recurring/schedule-page';
 import { graphNodeSummaries } from './dashboard-graph.sql';
 import { nearestEdges } from './nearest-edges';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
@@ -18,7 +20,6 @@ import { readOldestReadyAgeMs } from '../stats/oldest-ready.sql';
 import { cappedStateCount, groupsInFlight, pausedPreview, scheduleCount, workersInFlight } from './dashboard-stats.sql';
 import { ThroughputHistory } from './throughput-history';
 import { toPauseTarget, type PausedEntry } from '../pause/pause-target';
-import type { ScheduleView } from '../recurring/schedule-view';
 import { SharedSnapshots } from './shared-snapshot';
 
 /** Counts per state stop here ("100,000+"): never a scan of the whole table per refresh. */
@@ -136,9 +137,9 @@ export class DashboardService {
   /** A page of recurring schedules by name, and how many there are in all. */
   async schedules(query: Record<string, unknown>): Promise<{ schedules: ScheduleRowView[]; nextCursor: string | null; count: number }> {
     const { filter, limit, cursor } = parseSchedulesQuery(query);
-    const page = await this.queue.findSchedules(filter, { limit, cursor });
+    const page = await findSchedulePage(this.db, filter, { limit, cursor }, schedulePreviewColumns(this.db.dialect, PREVIEW_CHARS + 1));
     const count = Number((await this.db.run(scheduleCount())).rows[0]?.n ?? 0);
-    return { schedules: page.schedules.map(toScheduleRow), nextCursor: page.nextCursor, count };
+    return { schedules: page.rows.map((r) => toScheduleRow(r, this.db.dialect)), nextCursor: page.nextCursor, count };
   }
 
   async job(id: number): Promise<Record<string, unknown> | null> {
@@ -270,17 +271,18 @@ function toRow(r: Row, d: SqlDialect): JobRowView {
   };
 }
 
-function toScheduleRow(s: ScheduleView): ScheduleRowView {
+function toScheduleRow(r: Row, d: SqlDialect): ScheduleRowView {
+  const declaredUntil = d.parseTime(r.declared_until);
   return {
-    name: s.name,
-    type: s.type,
-    cron: boundText(s.cron, SHORT_CHARS).text,
-    timeZone: s.timeZone,
-    group: s.group ?? null,
-    nextRunAt: s.nextRunAt,
-    lastRunAt: s.lastRunAt,
-    dormant: s.declaredUntil !== null && s.declaredUntil.getTime() <= Date.now(),
-    args: previewJson(s.args, PREVIEW_CHARS),
+    name: String(r.name),
+    type: String(r.job_type),
+    cron: boundText(String(r.cron), SHORT_CHARS).text,
+    timeZone: String(r.time_zone),
+    group: (JSON.parse(String(r.job_options)) as { group?: string }).group ?? null,
+    nextRunAt: d.parseTime(r.next_run_at)!,
+    lastRunAt: d.parseTime(r.last_slot),
+    dormant: declaredUntil !== null && declaredUntil.getTime() <= Date.now(),
+    args: boundHead(String(r.args_head), Number(r.args_length), PREVIEW_CHARS),
   };
 }
 

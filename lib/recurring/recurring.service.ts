@@ -21,9 +21,9 @@ import { CronClock } from './cron-clock';
 import { nextSlot, planSlots } from './recurring-slots';
 import { defineSchedule, type ScheduleDefinition, type ScheduleInput } from './schedule-definition';
 import type { ScheduleView } from './schedule-view';
-import { normalizeScheduleFilter, scheduleFilterText, type FindSchedulesResult, type ScheduleFilter } from './schedule-filter';
-import { decodeKeyCursor, encodeKeyCursor } from '../query/find-cursor';
-import { normalizePageOptions, type FindOptions } from '../query/job-filter';
+import type { FindSchedulesResult, ScheduleFilter } from './schedule-filter';
+import { findSchedulePage } from './schedule-page';
+import type { FindOptions } from '../query/job-filter';
 import { ShutdownClock } from '../scheduler/shutdown-clock';
 import {
   anyScheduleDue,
@@ -36,7 +36,7 @@ import {
   pruneLapsedDeclarations,
   recordTicks,
   renewDeclarations,
-  schedulesPage,
+  toSchedule,
   type TickRecord,
   updateScheduleDefinition,
   type StoredSchedule,
@@ -177,13 +177,9 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
 
   /** A page of schedules by name (see `JobQueueService.findSchedules`). */
   async findSchedules(filter?: ScheduleFilter, options?: FindOptions): Promise<FindSchedulesResult> {
-    const f = normalizeScheduleFilter(filter);
-    const { limit, cursor } = normalizePageOptions(options);
-    const text = scheduleFilterText(f);
-    const after = cursor === null ? null : decodeKeyCursor(cursor, text);
-    const rows = await schedulesPage(this.connection.db, f, after, limit);
-    const page = rows.slice(0, limit).map(toView);
-    return { schedules: page, nextCursor: rows.length > limit ? encodeKeyCursor(page[page.length - 1].name, text) : null };
+    const db = this.connection.db;
+    const { rows, nextCursor } = await findSchedulePage(db, filter, options);
+    return { schedules: rows.map((r) => toView(toSchedule(r, db))), nextCursor };
   }
 
   /** Enqueues every due slot; one tick at a time per process. Errors are logged, the next tick retries. */

@@ -53,7 +53,7 @@ function redeclare(tx: SqlExecutor, ttlMs: number | null): Sql {
     declared_until = ${declaration(tx, ttlMs)}`;
 }
 
-function toSchedule(row: Row, tx: SqlExecutor): StoredSchedule {
+export function toSchedule(row: Row, tx: SqlExecutor): StoredSchedule {
   const backfill = String(row.backfill);
   return {
     name: String(row.name),
@@ -83,18 +83,19 @@ export async function listSchedules(tx: SqlExecutor): Promise<StoredSchedule[]> 
 }
 
 /**
- * A page by name: up to `limit + 1` schedules after `afterName` (the extra one says more remain).
+ * A page by name: up to `limit + 1` schedules after `afterName` (the extra one says more remain),
+ * as rows of `select` (whole schedules by default; `name` among them).
  * The group lives in the job options' JSON, unindexed: a schedule table is thousands of rows.
  */
-export async function schedulesPage(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, limit: number): Promise<StoredSchedule[]> {
+export async function schedulesPage(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, limit: number, select: Sql = columns(tx)): Promise<Row[]> {
   const conditions = [
     ...(filter.type === undefined ? [] : [sql`job_type = ${filter.type}`]),
     ...(filter.group === undefined ? [] : [sql`${jobOptionText(tx, 'group')} = ${filter.group}`]),
     ...(afterName === null ? [] : [sql`name > ${afterName}`]),
   ];
   const where = conditions.length ? sql`WHERE ${sql.join(conditions, ' AND ')}` : sql``;
-  const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules ${where} ORDER BY name LIMIT ${limit + 1}`);
-  return rows.map((r) => toSchedule(r, tx));
+  const { rows } = await tx.run(sql`SELECT ${select} FROM job_queue_schedules ${where} ORDER BY name LIMIT ${limit + 1}`);
+  return rows;
 }
 
 /** A text field of `job_options` (JSON stored as text on every dialect). */

@@ -187,6 +187,31 @@ describeDialects('dashboard API', (db) => {
     expect((await list.text()).length).toBeLessThan(100 * 1_000);
   });
 
+  it('schedules table: schedules of 1 MB args are cut in the database, not read whole', async () => {
+    const blob = '😀'.repeat(512 * 1024); // 1 MB of UTF-16: a cut must not split a surrogate pair
+    const names = Array.from({ length: 20 }, (_, i) => `big-sched-${String(i).padStart(2, '0')}`);
+    for (const [i, name] of names.entries()) await d.queue.schedule({ name, cron: '0 0 1 1 *', type: 'listed', args: { i, blob }, group: 'big-sched' });
+    const run = jest.spyOn(d.app.get(JobQueueDatabase), 'run');
+    let page: any;
+    let bytes = 0;
+    try {
+      page = await (await get('/api/schedules?group=big-sched&limit=100')).json().then(asAny);
+      for (const result of run.mock.results) for (const row of (await (result.value as Promise<SqlResult>)).rows) bytes += JSON.stringify(row).length;
+    } finally {
+      run.mockRestore();
+      for (const name of names) await d.queue.unschedule(name);
+    }
+    expect(page.schedules.map((s: { name: string }) => s.name)).toEqual(names);
+    // 20 MB of args in the rows; a page shows 160 characters of each (before: all 20 MB were read).
+    expect(bytes).toBeLessThan(200_000);
+    for (const [i, s] of (page.schedules as any[]).entries()) {
+      const full = JSON.stringify({ i, blob });
+      const codePoints = full.length - blob.length / 2;
+      expect(s.args).toEqual({ text: `${Array.from(full.slice(0, 400)).slice(0, 160).join('')}… [truncated]`, truncated: true, length: codePoints });
+      expect(s).toMatchObject({ type: 'listed', group: 'big-sched', cron: '0 0 1 1 *', timeZone: 'UTC', lastRunAt: null, dormant: false });
+    }
+  });
+
   it('jobs table: rows of 1 MB args and long errors are cut in the database, not read whole', async () => {
     const later = new Date(Date.now() + 3_600_000);
     const blob = '😀'.repeat(512 * 1024); // 1 MB of UTF-16: a cut must not split a surrogate pair
