@@ -7,7 +7,7 @@ import { decodeKeyCursor, encodeKeyCursor } from '../query/find-cursor';
 import { normalizePageOptions, type FindOptions } from '../query/job-filter';
 import { InvalidCursorError } from '../errors/query.errors';
 import { normalizePauseTarget, toPauseTarget } from './pause-target';
-import { bumpPausedVersion, deletePause, insertPause, pausedPage, readPauses } from './pause.sql';
+import { bumpPausedVersion, deletePause, insertPause, pausedPage, pausedStamp, readPauses } from './pause.sql';
 import { fromPausedKey, normalizePausedFilter, pausedFilterText, pausedKey, type FindPausedResult } from './paused-filter';
 import { PausedWork } from './paused-work';
 
@@ -26,22 +26,24 @@ export class PauseService {
 
   async pause(target: unknown): Promise<void> {
     const entry = normalizePauseTarget(target);
-    await this.db.transaction(async (tx) => {
+    const stamp = await this.db.transaction(async (tx) => {
       await insertPause(tx, entry);
       await bumpPausedVersion(tx);
       if (this.options.listenNotify) await notifyInTransaction(tx, 'p');
+      return pausedStamp(tx);
     });
-    await this.paused.refresh(); // this process at once, whatever the dialect
+    await this.paused.applyOwn(entry, true, stamp); // this process at once, whatever the dialect
   }
 
   async resume(target: unknown): Promise<void> {
     const entry = normalizePauseTarget(target);
-    await this.db.transaction(async (tx) => {
+    const stamp = await this.db.transaction(async (tx) => {
       await deletePause(tx, entry);
       await bumpPausedVersion(tx);
       if (this.options.listenNotify) await notifyInTransaction(tx, 'p');
+      return pausedStamp(tx);
     });
-    await this.paused.refresh();
+    await this.paused.applyOwn(entry, false, stamp);
   }
 
   async listPaused(): Promise<Array<{ type?: string; group?: string }>> {

@@ -24,6 +24,18 @@ export async function bumpPausedVersion(tx: SqlExecutor): Promise<void> {
 }
 
 /**
+ * The version of the paused entries (null without its row) and how many there are, after a
+ * change of this transaction: its update holds the version's row until the commit, so no other
+ * change through pause/resume comes between. The count catches rows written by hand, which move
+ * no version.
+ */
+export async function pausedStamp(tx: SqlExecutor): Promise<{ version: number | null; count: number }> {
+  const { rows } = await tx.run(sql`SELECT (SELECT version FROM job_queue_versions WHERE name = 'paused') AS version,
+    (SELECT COUNT(*) FROM job_queue_paused) AS n`);
+  return { version: rows[0].version == null ? null : Number(rows[0].version), count: Number(rows[0].n) };
+}
+
+/**
  * The version of the paused entries, and the entries unless the version is still `held` (null:
  * read them): one statement, so the two come from one snapshot and a pause that commits while it
  * runs is in neither or in both. One round trip, as the plain read was.

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Injectable } from '@nestjs/common';
 import { JobQueueDatabase } from '../database/job-queue.database';
+import type { PausedEntry } from './pause-target';
 import { readPausesIfChanged } from './pause.sql';
 
 /**
@@ -68,6 +69,33 @@ export class PausedWork extends EventEmitter {
     }
     this.queued ??= this.reading.then(this.startQueued, this.startQueued);
     return this.queued;
+  }
+
+  /**
+   * This process's own pause (`paused`) or resume of `entry`, committed as version `stamp.version`
+   * of `stamp.count` entries: applied to the sets held when it is the only change since they were
+   * read (and they then hold as many entries as the table), with no read in flight (its older
+   * snapshot could land after it); otherwise a refresh. Each call reading every entry made
+   * pausing 2,000 groups one call at a time read 2 million rows.
+   */
+  applyOwn(entry: PausedEntry, paused: boolean, stamp: { version: number | null; count: number }): Promise<void> {
+    if (stamp.version === null || this.version === null || stamp.version !== this.version + 1 || this.reading) return this.refresh();
+    const held = entry.kind === 'type' ? this.types : this.groups;
+    const next = new Set(held);
+    if (paused) next.add(entry.name);
+    else next.delete(entry.name);
+    const others = entry.kind === 'type' ? this.groups.size : this.types.size;
+    if (next.size + others !== stamp.count) return this.refresh(); // rows written by hand
+    this.version = stamp.version;
+    if (next.size === held.size) return Promise.resolve();
+    // A new set, as a read makes: a claim in flight keeps the one it took.
+    if (entry.kind === 'type') this.types = next;
+    else {
+      this.groups = next;
+      this.groupList = [...next];
+    }
+    this.emit('changed');
+    return Promise.resolve();
   }
 
   private readonly startQueued = (): Promise<void> => {
