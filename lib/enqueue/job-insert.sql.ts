@@ -113,8 +113,7 @@ export async function insertJobs(tx: SqlExecutor, jobs: InsertableJob[], autoInc
  */
 async function insertJobsPostgres(tx: SqlExecutor, jobs: InsertableJob[]): Promise<number[]> {
   const ids: number[] = [];
-  for (let i = 0; i < jobs.length; i += UNNEST_ROWS) {
-    const chunk = jobs.slice(i, i + UNNEST_ROWS);
+  for (const chunk of byteChunks(jobs, UNNEST_ROWS, UNNEST_BYTES)) {
     const col = <T>(pick: (j: InsertableJob) => T) => chunk.map(pick);
     // Without reserved ids (no containers), the identity column assigns them; each row comes back
     // with its ref, unique within the graph (or it is a single job).
@@ -145,6 +144,13 @@ async function insertJobsPostgres(tx: SqlExecutor, jobs: InsertableJob[]): Promi
 }
 
 const UNNEST_ROWS = 10_000;
+/**
+ * Characters of args per unnest statement. The driver writes each array parameter as one string:
+ * 600 jobs of 1 MB args (each within the default maxArgsBytes) in one graph passed V8's longest
+ * string (about 512 MB) and the enqueue failed with a RangeError, where MySQL and SQLite, chunked
+ * by bytes, took them.
+ */
+const UNNEST_BYTES = 64 * 1024 * 1024;
 
 /** Some row carries a trace context (tracing on); otherwise the statements are what they were without tracing. */
 function isTraced(jobs: readonly InsertableJob[]): boolean {
@@ -181,12 +187,12 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-function byteChunks(jobs: InsertableJob[]): InsertableJob[][] {
+function byteChunks(jobs: InsertableJob[], maxRows = ROWS_PER_STATEMENT, maxBytes = BYTES_PER_STATEMENT): InsertableJob[][] {
   const out: InsertableJob[][] = [];
   let current: InsertableJob[] = [];
   let bytes = 0;
   for (const job of jobs) {
-    if (current.length && (current.length >= ROWS_PER_STATEMENT || bytes + job.argsJson.length > BYTES_PER_STATEMENT)) {
+    if (current.length && (current.length >= maxRows || bytes + job.argsJson.length > maxBytes)) {
       out.push(current);
       current = [];
       bytes = 0;
