@@ -135,11 +135,15 @@ export async function nextReadyGroups(
     // A claim under caps: the walk in one call, then the heads of the groups it found, locked,
     // in one statement, where probing group by group cost two round trips per group (a claim
     // under a global cap at 2,000 groups ran at 0.16× of the plain claim; bench fair-share-scale).
-    // Groups this process skips (paused, at their cap, out of rate) are asked for on top, a
-    // bounded number per call; a call that found only skipped ones goes on from the last.
-    const ask = max + Math.min(skip.size, SKIPPED_ASKED);
+    // Groups this process skips (paused, at their cap, out of rate) are asked for on top: at
+    // first as many as the slots, then four times more per call while calls come back short of
+    // unskipped ones, up to SKIPPED_ASKED. Asking for all 500 from the start made every claim
+    // walk 510 groups while 2,000 full rate windows were held, wherever the cursor stood (3,000
+    // jobs of unlimited tenants: 0.9 s alone, 2.9-3.7 s beside them).
+    const most = max + Math.min(skip.size, SKIPPED_ASKED);
+    let ask = Math.min(most, max + Math.min(skip.size, max));
     const groups: string[] = [];
-    for (let at = from; ; ) {
+    for (let at = from; ; ask = Math.min(most, ask * 4)) {
       const { rows } = await tx.run(
         sql`SELECT group_key FROM job_queue_ready_groups(${[...types]}::text[], ${at}::text, ${before ?? null}::text, ${ask}::int)`,
       );
