@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { Injectable, Logger } from '@nestjs/common';
 import { JobHandler, type JobContext } from '../../lib';
+import { SchedulerService } from '../../lib/scheduler/scheduler.service';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -109,4 +110,14 @@ describeDialects('a finalize whose closing claim fails', (db) => {
     // Nothing was refused or split because of the claim: no job's attempt failed.
     expect(warnings.filter((w) => /refused a finalize|writing it in halves/.test(w))).toEqual([]);
   }, 60_000);
+
+  it('a claim that finds itself inside the backoff after a failed claim comes back when it ends', async () => {
+    // As when the backoff's timer fires a little before Date.now() reaches its end (libuv dates
+    // timers from the loop's cached clock): the wake finds the backoff still on. It used to
+    // claim nothing and leave the job to the next poll (60 s here; 1 run in ~7 of the case above).
+    const scheduler = app.module.get(SchedulerService) as unknown as { pausedUntil: number };
+    scheduler.pausedUntil = Date.now() + 300;
+    const job = await app.queue.enqueue({ type: 'guarded' }); // its wake lands inside the backoff
+    expect(await app.queue.waitFor(job.id, { timeoutMs: 10_000 })).toMatchObject({ state: 'done', attempts: 1 });
+  }, 30_000);
 });
