@@ -1,23 +1,13 @@
 import { jest } from '@jest/globals';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { describeDialects } from '../support/describe-dialects';
+import { textChars } from '../support/text-chars';
 import { startQueueApp } from '../support/queue-app';
 
 const NODES = 100;
 const ARGS_CHARS = 1_000_000;
 /** Characters of args in one insert statement at most (PostgreSQL's unnest statements), and one job more. */
 const MAX_STATEMENT_CHARS = 64 * 1024 * 1024 + ARGS_CHARS + 1_000;
-
-/** Characters of a statement's parameters. */
-function chars(value: unknown): number {
-  if (typeof value === 'string') return value.length;
-  if (Array.isArray(value)) return value.reduce((n: number, v) => n + chars(v), 0);
-  if (value && typeof value === 'object') {
-    const o = value as { values?: unknown[]; items?: unknown[] };
-    if (o.values || o.items) return chars(o.values ?? o.items);
-  }
-  return 0;
-}
 
 /**
  * PostgreSQL inserted a graph's jobs 10,000 per statement, whatever their args, and the driver
@@ -34,7 +24,7 @@ describeDialects('enqueueGraph of jobs with large args', (db) => {
       const transaction = app.db.transaction.bind(app.db);
       jest.spyOn(app.db, 'transaction').mockImplementation((work, options) =>
         transaction(async (tx) => {
-          const weighed: SqlExecutor = { dialect: tx.dialect, run: (s) => ((largest = Math.max(largest, chars(s))), tx.run(s)) };
+          const weighed: SqlExecutor = { dialect: tx.dialect, run: (s) => ((largest = Math.max(largest, textChars(s))), tx.run(s)) };
           return work(weighed);
         }, options) as never,
       );

@@ -4,6 +4,7 @@ import { sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { RecurringService } from '../../lib/recurring/recurring.service';
 import { describeDialects } from '../support/describe-dialects';
+import { textChars } from '../support/text-chars';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 
 const ARGS_CHARS = 512 * 1024;
@@ -11,18 +12,6 @@ const SCHEDULES = 48;
 const BACKFILL = 60;
 /** A tick transaction's budget (16 MiB of args) plus the one schedule or slot that crosses it. */
 const MAX_TICK_CHARS = 16 * 1024 * 1024 + ARGS_CHARS + 64 * 1024;
-
-/** Characters of a statement's parameters, and of the rows it returned. */
-function chars(value: unknown): number {
-  if (typeof value === 'string') return value.length;
-  if (Array.isArray(value)) return value.reduce((n: number, v) => n + chars(v), 0);
-  if (value && typeof value === 'object') {
-    const o = value as { values?: unknown[]; items?: unknown[] };
-    if (o.values || o.items) return chars(o.values ?? o.items);
-    return Object.values(value).reduce((n: number, v) => n + chars(v), 0);
-  }
-  return 0;
-}
 
 /** Every tick transaction's characters sent and read (all its statements together). */
 function weighTransactions(app: QueueApp): number[] {
@@ -35,7 +24,7 @@ function weighTransactions(app: QueueApp): number[] {
         dialect: tx.dialect,
         run: async (s) => {
           const result = await tx.run(s);
-          perTransaction[at] += chars(s) + chars(result.rows);
+          perTransaction[at] += textChars(s) + textChars(result.rows);
           return result;
         },
       };
