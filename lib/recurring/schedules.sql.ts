@@ -1,6 +1,7 @@
 import { databaseNow } from '../database/database-now.sql';
 import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
+import { takeBatch } from '../finalize/take-batch';
 import type { ScheduleDefinition } from './schedule-definition';
 import type { ScheduleFilter } from './schedule-filter';
 
@@ -206,23 +207,13 @@ export async function anyScheduleDue(tx: SqlExecutor): Promise<boolean> {
 export async function lockDueSchedules(tx: SqlExecutor, limit: number, maxChars: number): Promise<{ now: Date; due: StoredSchedule[]; locked: number }> {
   const now = await databaseNow(tx);
   const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
-  // Bytes where they are cheaper to weigh (PostgreSQL's octet_length reads the stored size, not the value): about as many.
-  const chars =
-    tx.dialect.name === 'postgres'
-      ? sql`octet_length(args) + octet_length(job_options)`
-      : tx.dialect.name === 'mysql'
-        ? sql`LENGTH(args) + LENGTH(job_options)`
-        : sql`length(args) + length(job_options)`;
+  // Bytes, about as many as characters and cheaper to weigh: PostgreSQL's and SQLite's
+  // octet_length read the stored size, not the value (SQLite's length() loaded it to count).
+  const chars = tx.dialect.name === 'mysql' ? sql`LENGTH(args) + LENGTH(job_options)` : sql`octet_length(args) + octet_length(job_options)`;
   const { rows } = await tx.run(sql`SELECT name, ${chars} AS chars FROM job_queue_schedules
     WHERE next_run_at <= ${tx.dialect.timeParam(now)} AND ${declared(sql`${tx.dialect.timeParam(now)}`)}
     ORDER BY next_run_at, name LIMIT ${limit}${lock}`);
-  const names: string[] = [];
-  let total = 0;
-  for (const r of rows) {
-    if (names.length && total + Number(r.chars) > maxChars) break;
-    names.push(String(r.name));
-    total += Number(r.chars);
-  }
+  const names = takeBatch([...rows], rows.length, maxChars, (r) => Number(r.chars)).map((r) => String(r.name));
   const byName = new Map<string, StoredSchedule>();
   for (const chunk of chunked(names)) {
     const read = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules WHERE name IN (${sql.list(chunk)})`);
