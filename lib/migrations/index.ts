@@ -76,6 +76,7 @@ import { JobQueueReadyByTypeSqlite1767700000001 } from './sqlite/1767700000001-j
 import { JobQueueScheduleDeclarationsPostgres1769000000001 } from './postgres/1769000000001-job-queue-schedule-declarations';
 import { JobQueueScheduleDeclarationsMysql1769000000001 } from './mysql/1769000000001-job-queue-schedule-declarations';
 import { JobQueueScheduleDeclarationsSqlite1769000000001 } from './sqlite/1769000000001-job-queue-schedule-declarations';
+import { JobQueueValuesLastSqlite1769100000001 } from './sqlite/1769100000001-job-queue-values-last';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -159,6 +160,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyDueOrderSqlite1768700000001,
     JobQueueInFlightByStateSqlite1768900000001,
     JobQueueScheduleDeclarationsSqlite1769000000001,
+    JobQueueValuesLastSqlite1769100000001,
   ],
 };
 
