@@ -72,11 +72,16 @@ export function claimedColumns(request: { withTrace?: boolean }, columns: Sql = 
   return request.withTrace ? sql`${columns}, trace_context` : columns;
 }
 
+/** Args of this many characters or more stay text until the attempt reads them (see deferArgs). */
+export const DEFERRED_ARGS_CHARS = 64 * 1024;
+
 export function toClaimedJob(row: Row): ClaimedJob {
+  const text = row.args;
+  const defer = typeof text === 'string' && text.length >= DEFERRED_ARGS_CHARS;
   const job: ClaimedJob = {
     id: Number(row.id),
     type: String(row.type),
-    args: parseJson(row.args),
+    args: defer ? null : parseClaimedArgs(text),
     attempts: Number(row.attempts),
     maxAttempts: Number(row.max_attempts),
     group: String(row.group_key),
@@ -86,5 +91,45 @@ export function toClaimedJob(row: Row): ClaimedJob {
     readyAt: row.run_after,
   };
   if (row.trace_context !== undefined) job.creation = readStoredCreation(row.trace_context);
+  if (defer || job.args === UNREADABLE) deferArgs(job, text as string);
   return job;
+}
+
+const UNREADABLE = Symbol('unreadable args');
+
+/** Small args are parsed at once; text that is not JSON (written around the queue) is left to its attempt. */
+function parseClaimedArgs(text: unknown): unknown {
+  try {
+    return parseJson(text);
+  } catch {
+    return UNREADABLE;
+  }
+}
+
+/**
+ * Large args are parsed when the attempt first reads them, not in the claim's turn of the event
+ * loop: a claim of 500 jobs with 1 MB args parsed 500 MB in one turn (a 2.5 s stall, with every
+ * lease renewal of the process behind it), and prefetched jobs handed back unstarted were parsed
+ * for nothing. Args that are not JSON throw there too, so they fail their own attempt instead of
+ * the whole claim (whose jobs would stay leased until their leases expired, and be claimed
+ * together again). An own enumerable property, so the job reads as before.
+ */
+function deferArgs(job: ClaimedJob, text: string): void {
+  let raw: string | undefined = text;
+  let value: unknown;
+  Object.defineProperty(job, 'args', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (raw !== undefined) {
+        value = JSON.parse(raw);
+        raw = undefined;
+      }
+      return value;
+    },
+    set(v: unknown) {
+      raw = undefined;
+      value = v;
+    },
+  });
 }

@@ -16,5 +16,7 @@ export async function leaseJobs(tx: SqlExecutor, request: ClaimRequest, candidat
   }
   // MariaDB has no UPDATE … RETURNING; the rows are locked, so the read values still hold.
   await tx.run(update);
-  return candidates.map((job) => ({ ...job, attempts: job.attempts + 1 }));
+  // In place: a copy by spread would read (and parse) deferred args (see toClaimedJob).
+  for (const job of candidates) job.attempts++;
+  return candidates;
 }

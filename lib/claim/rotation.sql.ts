@@ -38,7 +38,9 @@ export async function leaseJobsMovingCursor(tx: SqlExecutor, request: ClaimReque
     job_queue_rotation.group_key = ${cursor.group}, job_queue_rotation.served = ${cursor.served}
     WHERE jobs.id IN (${sql.list(ids)})`);
   // The rows are locked, so the values read still hold (as in leaseJobs).
-  return candidates.map((job) => ({ ...job, attempts: job.attempts + 1 }));
+  // In place: a copy by spread would read (and parse) deferred args (see toClaimedJob).
+  for (const job of candidates) job.attempts++;
+  return candidates;
 }
 
 /** The walk of a rotation claim: the cursor, locked, and the groups after it, each with its next job locked. */
