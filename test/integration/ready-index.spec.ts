@@ -1,7 +1,7 @@
 import { ClaimService, type ClaimRequest } from '../../lib';
 import { claimCandidatesStatement, selectClaimCandidates } from '../../lib/claim/claim-candidates.sql';
 import { dueLevelsStatement, readyFloorsStatement, readyTypesStatement, sqliteHeadStatement, toReadyFloors } from '../../lib/claim/ready-by-type.sql';
-import { PICK_FIRST_UP_TO, sqliteClaimStatement, sqliteLeaseByIds, sqlitePickStatement } from '../../lib/claim/sqlite.claim';
+import { sqliteLeaseByIds, sqlitePickStatement, UNSIZED_UP_TO } from '../../lib/claim/sqlite.claim';
 import { sql as sqlOf, type Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { pairAfter } from '../../lib/claim/rotation.sql';
@@ -204,11 +204,13 @@ describeDialects('the claim reads the ready index only', (db) => {
       expect(gplan.key).toBe('jobs_ready_group_idx');
       expect(String(gplan.Extra)).not.toMatch(/filesort/);
     } else {
-      // Quotas up to PICK_FIRST_UP_TO pick their ids with the same probe, then lease by primary key.
-      expect(request.quotas[0].limit).toBeLessThanOrEqual(PICK_FIRST_UP_TO);
+      // A claim picks its ids, then leases by primary key; quotas above UNSIZED_UP_TO read the
+      // args' sizes with the same probe.
+      expect(request.quotas[0].limit).toBeLessThanOrEqual(UNSIZED_UP_TO);
       // A claim of one type reads its top priority, then the priorities below it (sqliteLevels).
       const levels = (level: 't' | 'b') => new Map(request.types.map((t) => [t, { read: [level === 't' ? 'top' : 'below'] as const }]));
-      for (const statement of [sqliteClaimStatement, sqlitePickStatement]) {
+      for (const sized of [false, true]) {
+        const statement = (d: typeof app.db.dialect, r: typeof request, q: (typeof request.quotas)[0], l: ReturnType<typeof levels>) => sqlitePickStatement(d, r, q, l, sized);
         for (const level of ['t', 'b'] as const) {
           const plan = await explain(app, statement(app.db.dialect, request, request.quotas[0], levels(level)));
           expect(plan).toMatch(/USING (COVERING )?INDEX jobs_ready_idx/);
@@ -400,7 +402,7 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
         await runner.release();
       }
     } else {
-      const plan = await explain(app, sqliteClaimStatement(d, { ...request2, types: ['t0', 't1'] }, { limit: 10 }));
+      const plan = await explain(app, sqlitePickStatement(d, { ...request2, types: ['t0', 't1'] }, { limit: 10 }, undefined, true));
       expect(plan).toMatch(/USING (COVERING )?INDEX jobs_ready_idx \(type=\?\)/);
       expect(plan).not.toMatch(/SCAN jobs/);
     }
