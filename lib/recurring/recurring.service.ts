@@ -22,7 +22,7 @@ import { nextSlot, planSlots } from './recurring-slots';
 import { defineSchedule, type ScheduleDefinition, type ScheduleInput } from './schedule-definition';
 import type { ScheduleView } from './schedule-view';
 import type { FindSchedulesResult, ScheduleFilter } from './schedule-filter';
-import { findSchedulePage } from './schedule-page';
+import { findWholeSchedulesPage, readWholeSchedules } from './schedule-page';
 import type { FindOptions } from '../query/job-filter';
 import { ShutdownClock } from '../scheduler/shutdown-clock';
 import {
@@ -31,14 +31,14 @@ import {
   deleteSchedule,
   findSchedule,
   insertSchedule,
-  listSchedules,
+  listScheduleNames,
   lockDueSchedules,
   pruneLapsedDeclarations,
   recordTicks,
   renewDeclarations,
-  toSchedule,
   type TickRecord,
   updateScheduleDefinition,
+  weighSchedules,
   type StoredSchedule,
 } from './schedules.sql';
 
@@ -171,15 +171,18 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     return deleteSchedule(this.connection.db, String(name));
   }
 
+  /** Every schedule, read in slices of bounded size (see readWholeSchedules). */
   async listSchedules(): Promise<ScheduleView[]> {
-    return (await listSchedules(this.connection.db)).map(toView);
+    const db = this.connection.db;
+    const sized = await weighSchedules(db, await listScheduleNames(db), Infinity);
+    return (await readWholeSchedules(db, sized)).map(toView);
   }
 
   /** A page of schedules by name (see `JobQueueService.findSchedules`). */
   async findSchedules(filter?: ScheduleFilter, options?: FindOptions): Promise<FindSchedulesResult> {
     const db = this.connection.db;
-    const { rows, nextCursor } = await findSchedulePage(db, filter, options);
-    return { schedules: rows.map((r) => toView(toSchedule(r, db))), nextCursor };
+    const { schedules, nextCursor } = await findWholeSchedulesPage(db, filter, options);
+    return { schedules: schedules.map(toView), nextCursor };
   }
 
   /** Enqueues every due slot; one tick at a time per process. Errors are logged, the next tick retries. */

@@ -78,17 +78,73 @@ export async function findSchedule(tx: SqlExecutor, name: string): Promise<Store
   return rows.length ? toSchedule(rows[0], tx) : null;
 }
 
-export async function listSchedules(tx: SqlExecutor): Promise<StoredSchedule[]> {
-  const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules ORDER BY name`);
-  return rows.map((r) => toSchedule(r, tx));
+/**
+ * Characters a schedule's whole read weighs: bytes of its args and job options, about as many as
+ * characters and cheaper to weigh. PostgreSQL's and SQLite's octet_length read the stored size,
+ * not the value (SQLite's length() loaded it to count).
+ */
+export function scheduleChars(tx: SqlExecutor): Sql {
+  return tx.dialect.name === 'mysql' ? sql`LENGTH(args) + LENGTH(job_options)` : sql`octet_length(args) + octet_length(job_options)`;
+}
+
+/** Every schedule's name, in name order. */
+export async function listScheduleNames(tx: SqlExecutor): Promise<string[]> {
+  return (await tx.run(sql`SELECT name FROM job_queue_schedules ORDER BY name`)).rows.map((r) => String(r.name));
+}
+
+/** A schedule's name and what its whole read weighs (see scheduleChars). */
+export interface ScheduleSize {
+  name: string;
+  chars: number;
+}
+
+/**
+ * The leading `names` whose whole reads add up to `maxChars` at most (the first always), with
+ * their sizes; one deleted meanwhile is left out. MySQL measures a value by reading it (501
+ * schedules of 1 MB args took 5 s to weigh), so there names are weighed a few at a time, twice
+ * as many each time, until the budget is spent; PostgreSQL and SQLite weigh from stored sizes.
+ */
+export async function weighSchedules(tx: SqlExecutor, names: readonly string[], maxChars: number): Promise<ScheduleSize[]> {
+  const weighed: ScheduleSize[] = [];
+  let total = 0;
+  let at = 0;
+  let step = tx.dialect.name === 'mysql' ? 8 : names.length;
+  while (at < names.length) {
+    const part = names.slice(at, at + step);
+    at += part.length;
+    step *= 2;
+    const sizes = new Map<string, number>();
+    for (const chunk of chunked(part)) {
+      const { rows } = await tx.run(sql`SELECT name, ${scheduleChars(tx)} AS chars FROM job_queue_schedules WHERE name IN (${sql.list(chunk)})`);
+      for (const r of rows) sizes.set(String(r.name), Number(r.chars));
+    }
+    for (const name of part) {
+      const chars = sizes.get(name);
+      if (chars === undefined) continue;
+      if (weighed.length && total + chars > maxChars) return weighed;
+      weighed.push({ name, chars });
+      total += chars;
+    }
+  }
+  return weighed;
+}
+
+/** Whole schedules by name, in `names`' order; one deleted since it was named is left out. */
+export async function schedulesByName(tx: SqlExecutor, names: readonly string[]): Promise<StoredSchedule[]> {
+  const byName = new Map<string, StoredSchedule>();
+  for (const chunk of chunked(names)) {
+    const read = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules WHERE name IN (${sql.list(chunk)})`);
+    for (const r of read.rows) byName.set(String(r.name), toSchedule(r, tx));
+  }
+  return names.flatMap((n) => byName.get(n) ?? []);
 }
 
 /**
  * A page by name: up to `limit + 1` schedules after `afterName` (the extra one says more remain),
- * as rows of `select` (whole schedules by default; `name` among them).
+ * as rows of `select` (`name` among them; never whole rows, which may be megabytes each).
  * The group lives in the job options' JSON, unindexed: a schedule table is thousands of rows.
  */
-export async function schedulesPage(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, limit: number, select: Sql = columns(tx)): Promise<Row[]> {
+export async function schedulesPage(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, limit: number, select: Sql): Promise<Row[]> {
   const conditions = [
     ...(filter.type === undefined ? [] : [sql`job_type = ${filter.type}`]),
     ...(filter.group === undefined ? [] : [sql`${jobOptionText(tx, 'group')} = ${filter.group}`]),
@@ -207,19 +263,11 @@ export async function anyScheduleDue(tx: SqlExecutor): Promise<boolean> {
 export async function lockDueSchedules(tx: SqlExecutor, limit: number, maxChars: number): Promise<{ now: Date; due: StoredSchedule[]; locked: number }> {
   const now = await databaseNow(tx);
   const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`;
-  // Bytes, about as many as characters and cheaper to weigh: PostgreSQL's and SQLite's
-  // octet_length read the stored size, not the value (SQLite's length() loaded it to count).
-  const chars = tx.dialect.name === 'mysql' ? sql`LENGTH(args) + LENGTH(job_options)` : sql`octet_length(args) + octet_length(job_options)`;
-  const { rows } = await tx.run(sql`SELECT name, ${chars} AS chars FROM job_queue_schedules
+  const { rows } = await tx.run(sql`SELECT name, ${scheduleChars(tx)} AS chars FROM job_queue_schedules
     WHERE next_run_at <= ${tx.dialect.timeParam(now)} AND ${declared(sql`${tx.dialect.timeParam(now)}`)}
     ORDER BY next_run_at, name LIMIT ${limit}${lock}`);
   const names = takeBatch([...rows], rows.length, maxChars, (r) => Number(r.chars)).map((r) => String(r.name));
-  const byName = new Map<string, StoredSchedule>();
-  for (const chunk of chunked(names)) {
-    const read = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules WHERE name IN (${sql.list(chunk)})`);
-    for (const r of read.rows) byName.set(String(r.name), toSchedule(r, tx));
-  }
-  return { now, due: names.flatMap((n) => byName.get(n) ?? []), locked: rows.length };
+  return { now, due: await schedulesByName(tx, names), locked: rows.length };
 }
 
 /** What a tick did to one schedule: slots up to `last` are enqueued (null: none), `next` is the next one. */

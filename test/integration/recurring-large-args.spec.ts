@@ -93,3 +93,71 @@ describeDialects('recurring schedules with large args', (db) => {
     expect(Math.max(...perTransaction)).toBeLessThanOrEqual(MAX_TICK_CHARS + 2 * ARGS_CHARS);
   }, 120_000);
 });
+
+const PAGED_SCHEDULES = 80;
+const PAGED_ARGS_CHARS = 1024 * 1024;
+/** A page's budget of args (64 MiB) plus the one schedule that crosses it. */
+const MAX_PAGE_CHARS = 64 * 1024 * 1024 + PAGED_ARGS_CHARS + 64 * 1024;
+/** A statement's budget when reading whole schedules (8 MiB) plus the one that crosses it. */
+const MAX_STATEMENT_CHARS = 8 * 1024 * 1024 + PAGED_ARGS_CHARS + 64 * 1024;
+
+/**
+ * findSchedules read a page of whole schedules in one statement and listSchedules every schedule
+ * in one: 500 schedules of 1 MB args were a 1 GB page and a stall of the event loop of 2.5 s
+ * (PostgreSQL) to 6 s (SQLite); listSchedules of 600 stalled it 5–9 s (`.scratch/sched-big.cjs`).
+ * A page now holds about 64 MB of args, read about 8 MB per statement.
+ */
+describeDialects('findSchedules and listSchedules with large args', (db) => {
+  let app: QueueApp;
+  beforeAll(async () => {
+    app = await startQueueApp(db, { worker: false, externalTypes: ['big-args'] });
+    await app.queue.schedule({ name: 'big-000', cron: '0 0 1 1 *', type: 'big-args', args: { pad: 'x'.repeat(PAGED_ARGS_CHARS - 64) } });
+    const cols = sql.raw('cron, time_zone, job_type, args, backfill, misfire_grace_ms, job_options, next_run_at, created_at, updated_at');
+    for (let n = 1; n < PAGED_SCHEDULES; n++) {
+      const name = `big-${String(n).padStart(3, '0')}`;
+      await app.db.run(sql`INSERT INTO job_queue_schedules (name, ${cols}) SELECT ${name}, ${cols} FROM job_queue_schedules WHERE name = 'big-000'`);
+    }
+  }, 120_000);
+  afterAll(() => app.close());
+
+  /** Characters each statement returned, while spied on. */
+  function weighStatements(): number[] {
+    const perStatement: number[] = [];
+    const run = app.db.run.bind(app.db);
+    jest.spyOn(app.db, 'run').mockImplementation(async (s) => {
+      const result = await run(s);
+      perStatement.push(textChars(result.rows));
+      return result;
+    });
+    return perStatement;
+  }
+  afterEach(() => jest.restoreAllMocks());
+
+  it(`pages through ${PAGED_SCHEDULES} schedules of ${PAGED_ARGS_CHARS / 1024} KB args: each once, no page past ~64 MB`, async () => {
+    const perStatement = weighStatements();
+    const seen: string[] = [];
+    const pages: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const page: Awaited<ReturnType<typeof app.queue.findSchedules>> = await app.queue.findSchedules({ type: 'big-args' }, { limit: 500, cursor });
+      seen.push(...page.schedules.map((s) => s.name));
+      pages.push(page.schedules.reduce((n, s) => n + (s.args.pad as string).length, 0));
+      expect(page.schedules.every((s) => (s.args.pad as string).length === PAGED_ARGS_CHARS - 64)).toBe(true);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(Array.from({ length: PAGED_SCHEDULES }, (_, n) => `big-${String(n).padStart(3, '0')}`));
+    // Before: one page, one statement of 80 MB.
+    expect(Math.max(...pages)).toBeLessThanOrEqual(MAX_PAGE_CHARS);
+    expect(Math.max(...perStatement)).toBeLessThanOrEqual(MAX_STATEMENT_CHARS);
+    process.stdout.write(`[${db.dialect}] findSchedules: ${pages.length} pages, ${perStatement.length} statements, the largest ${(Math.max(...perStatement) / 1e6).toFixed(1)} MB\n`);
+  }, 120_000);
+
+  it(`listSchedules reads ${PAGED_SCHEDULES} schedules of ${PAGED_ARGS_CHARS / 1024} KB args about 8 MB per statement`, async () => {
+    const perStatement = weighStatements();
+    const all = await app.queue.listSchedules();
+    expect(all.map((s) => s.name)).toEqual(Array.from({ length: PAGED_SCHEDULES }, (_, n) => `big-${String(n).padStart(3, '0')}`));
+    expect(all.every((s) => (s.args.pad as string).length === PAGED_ARGS_CHARS - 64)).toBe(true);
+    // Before: one statement of 80 MB.
+    expect(Math.max(...perStatement)).toBeLessThanOrEqual(MAX_STATEMENT_CHARS);
+  }, 120_000);
+});
