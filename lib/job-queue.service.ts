@@ -19,6 +19,7 @@ import type { QueueStats } from './stats/queue-stats';
 import { readQueueStats } from './stats/queue-stats.sql';
 import { normalizeStatsOptions, type StatsOptions } from './stats/stats-options';
 import { validateGraph } from './graph/validate-graph';
+import { assertUniqueKeys } from './graph/unique-keys';
 import { JobHandlerRegistry } from './handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from './job-queue.constants';
 import type { ResolvedJobQueueOptions } from './job-queue.options';
@@ -296,6 +297,7 @@ export class JobQueueService {
       if (!planned[i].isContainer) this.assertRunnableType(job.type);
       return job;
     });
+    assertUniqueKeys(jobs.map((job, i) => ({ ref: planned[i].ref, key: job.key })));
     return { planned, jobs, storeRefs };
   }
 

@@ -75,11 +75,12 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
 
   let readyCount = 0;
   const carriers = graph.carriers;
-  const rows: InsertableJob[] = fresh.map((i) => {
+  // Per fresh node: its upstreams in this graph (indices) and existing ones (ids), each once.
+  const upstreams = fresh.map((i) => existingUpstreams(planned[i], existing));
+  const rows: InsertableJob[] = fresh.map((i, k) => {
     const node = planned[i];
-    const openDeps =
-      node.depIndices.filter((d) => !existing[d] || upstreamState.get(existing[d]!.id) !== 'done').length +
-      node.depIds.filter((id) => upstreamState.get(id) !== 'done').length;
+    const { indices, ids: upstreamIds } = upstreams[k];
+    const openDeps = indices.length + upstreamIds.filter((id) => upstreamState.get(id) !== 'done').length;
     const state = node.isContainer || openDeps > 0 ? 'waiting' : 'ready';
     if (state === 'ready') readyCount++;
     // Spelled out rather than spread: a spread into a 16-property literal took ~7 µs per row.
@@ -117,13 +118,29 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
       if (parents.length) await setParents(tx, parents);
     }
     const edges: Array<[number, number]> = [];
-    for (const i of fresh) {
-      for (const d of planned[i].depIndices) edges.push([ids[i], ids[d]]);
-      for (const id of planned[i].depIds) edges.push([ids[i], id]);
-    }
+    fresh.forEach((i, k) => {
+      for (const d of upstreams[k].indices) edges.push([ids[i], ids[d]]);
+      for (const id of upstreams[k].ids) edges.push([ids[i], id]);
+    });
     if (edges.length) await insertDependencies(tx, edges);
   }
   return { ids, readyCount, fresh };
+}
+
+/**
+ * A new node's upstreams: the new jobs of this graph it waits for (indices) and the existing jobs
+ * (ids), each once. A ref matched by key to an existing job and that job's id named too were two
+ * edges of one pair: the insert failed on job_deps' primary key with a raw database error.
+ */
+function existingUpstreams(node: PlannedNode, existing: ReadonlyArray<{ id: number } | undefined>): { indices: number[]; ids: number[] } {
+  if (!node.depIndices.some((d) => existing[d])) return { indices: node.depIndices, ids: node.depIds };
+  const ids = new Set(node.depIds);
+  const indices: number[] = [];
+  for (const d of node.depIndices) {
+    if (existing[d]) ids.add(existing[d]!.id);
+    else indices.push(d);
+  }
+  return { indices, ids: [...ids] };
 }
 
 /** Retries a graph insert that lost a race on a dedup key; the retry sees the winner's row. */

@@ -11,6 +11,17 @@ export class DuplicateRefError extends GraphValidationError {
   }
 }
 
+/** Two nodes of one graph share a dedup `key`: one key names one job. */
+export class DuplicateKeyError extends GraphValidationError {
+  readonly code = 'GRAPH_DUPLICATE_KEY';
+  constructor(
+    readonly key: string,
+    readonly refs: readonly [string, string],
+  ) {
+    super(`Graph: nodes "${refs[0]}" and "${refs[1]}" have the same key ${JSON.stringify(key)}; a key names one job, so it must be unique within a graph.`);
+  }
+}
+
 /** `dependsOn` names a ref that is not in the graph. */
 export class UnknownDependencyError extends GraphValidationError {
   readonly code = 'GRAPH_UNKNOWN_DEPENDENCY';

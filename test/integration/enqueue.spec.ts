@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import {
   ArgsNotSerializableError,
   DependencyCycleError,
+  DuplicateKeyError,
   DuplicateRefError,
   ExistingParentError,
   FailedUpstreamJobError,
@@ -128,6 +129,26 @@ describeDialects('enqueue and enqueueGraph', (db) => {
     expect(await app.count()).toBe(3);
   });
 
+  it('an existing job reached by key and by id (or through a container) is one edge and one open dependency', async () => {
+    const up = await queue.enqueue({ type: 'noop', key: 'up-once' });
+    // Before: each failed on job_deps' primary key with a raw database error (after two retries).
+    const ids = await queue.enqueueGraph([
+      { ref: 'up', type: 'noop', key: 'up-once' },
+      { ref: 'down', type: 'noop', dependsOn: ['up', up.id] },
+      { ref: 'box', type: 'batch', dependsOn: [up.id] },
+      { ref: 'inside', type: 'noop', parent: 'box', dependsOn: ['up'] },
+    ]);
+    expect(ids.up).toBe(up.id);
+    const deps = await app.rows(`SELECT job_id, depends_on_id FROM job_deps ORDER BY job_id`);
+    expect(deps.map((r) => [Number(r.job_id), Number(r.depends_on_id)])).toEqual([
+      [ids.down, up.id],
+      [ids.box, up.id],
+      [ids.inside, up.id],
+    ]);
+    const pending = await app.rows(`SELECT id, pending_deps FROM jobs WHERE id IN (${ids.down}, ${ids.inside}) ORDER BY id`);
+    expect(pending.map((r) => Number(r.pending_deps))).toEqual([1, 1]);
+  });
+
   describe('bad input writes nothing', () => {
     let existing: number;
     let failed: number;
@@ -141,6 +162,9 @@ describeDialects('enqueue and enqueueGraph', (db) => {
     circular.me = circular;
     const cases: Array<[string, () => GraphNode[], new (...a: never[]) => Error]> = [
       ['duplicate ref', () => [{ ref: 'a', type: 'noop' }, { ref: 'a', type: 'noop' }], DuplicateRefError],
+      // Before: a raw unique violation on jobs.job_key, and on job_deps for the key that exists.
+      ['one new key on two nodes', () => [{ ref: 'a', type: 'noop', key: 'twice' }, { ref: 'b', type: 'noop', key: 'twice' }], DuplicateKeyError],
+      ['one existing key on two nodes, both depended on', () => [{ ref: 'a', type: 'noop', key: 'existing-box' }, { ref: 'b', type: 'noop', key: 'existing-box' }, { ref: 'c', type: 'noop', dependsOn: ['a', 'b'] }], DuplicateKeyError],
       ['unknown dependency', () => [{ ref: 'a', type: 'noop', dependsOn: ['ghost'] }], UnknownDependencyError],
       ['self dependency', () => [{ ref: 'a', type: 'noop', dependsOn: ['a'] }], SelfDependencyError],
       ['cycle', () => [{ ref: 'a', type: 'noop', dependsOn: ['b'] }, { ref: 'b', type: 'noop', dependsOn: ['a'] }], DependencyCycleError],
