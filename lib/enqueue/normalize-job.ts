@@ -1,5 +1,6 @@
 import { ArgsNotSerializableError, ArgsTooLargeError, InvalidJobError } from '../errors';
 import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
+import { isStorableTime, STORABLE_TIME } from '../options/storable-time';
 import type { EnqueueInput } from '../job.types';
 import { KEY_MODES, type KeyMode } from './key-mode';
 
@@ -46,8 +47,8 @@ export function normalizeJob(input: EnqueueInput, ctx: NormalizeContext, ref?: s
   const argsJson = serializeArgs(input.args, ctx.maxArgsBytes, ref);
   let runAfter: Date | null = null;
   if (input.runAfter !== undefined && input.runAfter !== null) {
-    if (!(input.runAfter instanceof Date) || isNaN(input.runAfter.getTime())) {
-      throw new InvalidJobError('runAfter', 'a valid Date', input.runAfter, ref);
+    if (!(input.runAfter instanceof Date) || isNaN(input.runAfter.getTime()) || !isStorableTime(input.runAfter)) {
+      throw new InvalidJobError('runAfter', `a valid Date ${STORABLE_TIME}`, input.runAfter, ref);
     }
     runAfter = input.runAfter;
   }

@@ -2,6 +2,7 @@ import { InvalidQueryError } from '../errors/query.errors';
 import { JOB_STATES, type JobState, type JobView } from '../job.types';
 import { normalizeArgsContains, type JsonObject } from './args-filter';
 import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
+import { isStorableTime, STORABLE_TIME } from '../options/storable-time';
 
 /**
  * What `find`, `retryMany` and `cancelMany` select. Every field is optional; given fields are
@@ -153,6 +154,6 @@ function list(value: unknown, field: string, expected: string, valid: (item: unk
 
 function date(value: unknown, field: string): Date {
   const d = value instanceof Date ? value : typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : undefined;
-  if (!d || isNaN(d.getTime())) throw new InvalidQueryError(field, 'a valid Date or ISO 8601 string', value);
+  if (!d || isNaN(d.getTime()) || !isStorableTime(d)) throw new InvalidQueryError(field, `a valid Date or ISO 8601 string ${STORABLE_TIME}`, value);
   return d;
 }

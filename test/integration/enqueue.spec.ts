@@ -149,6 +149,15 @@ describeDialects('enqueue and enqueueGraph', (db) => {
     expect(pending.map((r) => Number(r.pending_deps))).toEqual([1, 1]);
   });
 
+  it('stores runAfter at the ends of its range exactly, and orders them', async () => {
+    const early = await queue.enqueue({ type: 'noop', runAfter: new Date('1000-01-01T00:00:00.000Z') });
+    const late = await queue.enqueue({ type: 'noop', runAfter: new Date('9999-12-31T23:59:59.999Z') });
+    expect((await queue.get(early.id))?.runAfter.toISOString()).toBe('1000-01-01T00:00:00.000Z');
+    expect((await queue.get(late.id))?.runAfter.toISOString()).toBe('9999-12-31T23:59:59.999Z');
+    const due = await app.rows(`SELECT id FROM jobs WHERE run_after <= ${db.dialect === 'sqlite' ? "strftime('%Y-%m-%d %H:%M:%f', 'now')" : 'CURRENT_TIMESTAMP'}`);
+    expect(due.map((r) => Number(r.id))).toEqual([early.id]);
+  });
+
   describe('bad input writes nothing', () => {
     let existing: number;
     let failed: number;
@@ -175,6 +184,8 @@ describeDialects('enqueue and enqueueGraph', (db) => {
       ['unregistered type', () => [{ ref: 'ok', type: 'noop' }, { ref: 'a', type: 'no-such-handler' }], UnknownJobTypeError],
       ['circular args', () => [{ ref: 'ok', type: 'noop' }, { ref: 'a', type: 'noop', args: circular }], ArgsNotSerializableError],
       ['negative priority', () => [{ ref: 'a', type: 'noop', priority: -1 }], InvalidJobError],
+      // Before: PostgreSQL and MySQL refused it with a raw error; SQLite stored it and ran it at once.
+      ['runAfter in year 10000', () => [{ ref: 'a', type: 'noop', runAfter: new Date('+010000-01-01T00:00:00Z') }], InvalidJobError],
     ];
     it.each(cases)('%s', async (_name, graph, ErrorClass) => {
       const before = await app.count();

@@ -60,6 +60,12 @@ describe('normalizeJob', () => {
     expect(() => normalizeJob({ type: 't', args }, ctx, 'node')).toThrow(message);
   });
 
+  it('accepts runAfter from 1000-01-01 to 9999-12-31 (UTC), the bounds included', () => {
+    for (const at of ['1000-01-01T00:00:00.000Z', '1969-07-20T20:17:40.000Z', '9999-12-31T23:59:59.999Z']) {
+      expect(normalizeJob({ type: 't', runAfter: new Date(at) }, ctx).runAfter?.toISOString()).toBe(at);
+    }
+  });
+
   it('accepts the same object twice (a DAG, not a cycle) and Dates', () => {
     const job = normalizeJob({ type: 't', args: { a: shared, b: shared, at: new Date(0) } }, ctx);
     expect(JSON.parse(job.argsJson)).toEqual({ a: { x: 1 }, b: { x: 1 }, at: '1970-01-01T00:00:00.000Z' });
@@ -79,6 +85,11 @@ describe('normalizeJob', () => {
     ['timeoutMs', { type: 't', timeoutMs: 10.5 }],
     ['runAfter', { type: 't', runAfter: new Date('nope') }],
     ['runAfter', { type: 't', runAfter: '2026-01-01' }],
+    // Outside what every dialect stores and orders: SQLite ran a year-10000 job at once, and
+    // PostgreSQL and MySQL failed with a raw database error.
+    ['runAfter', { type: 't', runAfter: new Date('+010000-01-01T00:00:00Z') }],
+    ['runAfter', { type: 't', runAfter: new Date('0999-12-31T23:59:59.999Z') }],
+    ['runAfter', { type: 't', runAfter: new Date(-8.64e15) }],
   ])('rejects a bad %s', (field, input) => {
     let caught: unknown;
     try {

@@ -40,6 +40,8 @@ describe('normalizeFilter', () => {
     [{ argsContains: { a: undefined } }, 'argsContains'],
     [{ createdAfter: 'yesterday' }, 'createdAfter'],
     [{ createdBefore: new Date('x') }, 'createdBefore'],
+    [{ createdAfter: new Date('+010000-01-01T00:00:00Z') }, 'createdAfter'],
+    [{ createdBefore: '0999-12-31T00:00:00Z' }, 'createdBefore'],
     [{ errorContains: '' }, 'errorContains'],
   ])('%j is refused with InvalidQueryError on %s', (filter, field) => {
     try {
