@@ -5,6 +5,7 @@ import { sql } from './database/sql';
 import type { SqlExecutor } from './database/sql-executor';
 import { assertGraphSize } from './graph/graph-size';
 import { insertGraph, withKeyRaceRetry, type InsertedGraph, type PreparedGraph } from './enqueue/graph-enqueuer';
+import { keyConflict } from './enqueue/key-conflict';
 import { insertOneJobPostgres } from './enqueue/job-insert.sql';
 import { insertKeyed, type KeyedOutcome } from './enqueue/keyed-enqueue';
 import { isTransientConflict, isUniqueViolation } from './database/db-errors';
@@ -314,7 +315,7 @@ export class JobQueueService {
       if (outcome.created && this.options.listenNotify) await notifyInTransaction(tx, 'r');
       return outcome;
     };
-    if (options.manager) return (await insert(this.db.executorFor(options.manager))).id;
+    if (options.manager) return (await insert(this.db.executorFor(options.manager)).catch((err) => Promise.reject(keyConflict(err, graph)))).id;
     await this.appTransaction.assertNoOpenAppTransaction();
     // A lost race with a 'forever' enqueue of the same key, or a deadlock: the retry sees the winner.
     let outcome: KeyedOutcome | undefined;
@@ -322,7 +323,7 @@ export class JobQueueService {
       try {
         outcome = await this.db.transaction(insert);
       } catch (err) {
-        if (attempt >= 5 || !(isUniqueViolation(err) || isTransientConflict(err))) throw err;
+        if (attempt >= 5 || !(isUniqueViolation(err) || isTransientConflict(err))) throw keyConflict(err, graph);
       }
     }
     if (outcome.created) this.events.wake();
@@ -355,12 +356,12 @@ export class JobQueueService {
     if (options.manager) {
       // The application's transaction owns commit and retry; PostgreSQL delivers our NOTIFY on
       // its commit, other dialects pick the jobs up at the next poll.
-      const inserted = await insert(this.db.executorFor(options.manager));
+      const inserted = await insert(this.db.executorFor(options.manager)).catch((err) => Promise.reject(keyConflict(err, graph)));
       this.reportEnqueued(graph, inserted, options.manager);
       return inserted.ids;
     }
     await this.appTransaction.assertNoOpenAppTransaction();
-    const inserted = await withKeyRaceRetry(() => this.db.transaction(insert));
+    const inserted = await withKeyRaceRetry(() => this.db.transaction(insert)).catch((err) => Promise.reject(keyConflict(err, graph)));
     if (inserted.readyCount) this.events.wake();
     this.reportEnqueued(graph, inserted);
     return inserted.ids;

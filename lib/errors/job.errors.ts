@@ -116,3 +116,24 @@ export class WaitForTimeoutError extends JobQueueError {
     super(`Job ${id} did not finish within ${timeoutMs} ms (it is ${lastState}); the job keeps running.`);
   }
 }
+
+/**
+ * An enqueue with keys lost a race: another transaction inserted a job with one of its keys and
+ * committed while this one was writing. Inside your own transaction (`{ manager }`) the queue
+ * cannot retry for you (on PostgreSQL the transaction is aborted); run it again, and the enqueue
+ * returns the job that exists. `cause` is the database's unique violation.
+ */
+export class KeyConflictError extends JobQueueError {
+  readonly code = 'KEY_CONFLICT';
+
+  constructor(
+    readonly keys: readonly string[],
+    override readonly cause: unknown,
+  ) {
+    const named = keys.slice(0, 3).map((k) => JSON.stringify(k)).join(', ') + (keys.length > 3 ? ` (or one of ${keys.length - 3} more)` : '');
+    super(
+      `A job with key ${named} was enqueued by a concurrent transaction that committed first. ` +
+        `Run your transaction again: the enqueue then returns the existing job.`,
+    );
+  }
+}

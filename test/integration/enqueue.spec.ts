@@ -8,6 +8,7 @@ import {
   FailedUpstreamJobError,
   InvalidJobError,
   JobQueueService,
+  KeyConflictError,
   MissingUpstreamJobError,
   ParentDependencyConflictError,
   SelfDependencyError,
@@ -222,6 +223,37 @@ describeDialects('enqueue and enqueueGraph', (db) => {
     } finally {
       await shared.close();
       expect(appDs.isInitialized).toBe(true); // the application's DataSource stays open
+      await appDs.destroy();
+    }
+  });
+
+  // SQLite has one writer: the second transaction waits for the first and then sees its job.
+  (db.dialect === 'sqlite' ? it.skip : it)('two application transactions enqueueing one key at once: the loser gets KeyConflictError, its rerun the job', async () => {
+    const appDs = new DataSource(db.dialect === 'postgres' ? { type: 'postgres', url: db.location } : { type: 'mysql', url: db.location });
+    await appDs.initialize();
+    const shared = await startQueueApp(db, { dataSource: appDs, url: undefined, externalTypes: TYPES });
+    try {
+      const order = (enqueue: (manager: never) => Promise<number>) =>
+        appDs.transaction(async (manager) => {
+          const id = await enqueue(manager as never);
+          await new Promise((r) => setTimeout(r, 300)); // the rest of the request's work
+          return id;
+        });
+      const single = (manager: never) => shared.queue.enqueue({ type: 'noop', key: 'charge:order-42' }, { manager }).then((j) => j.id);
+      const graph = (manager: never) => shared.queue.enqueueGraph([{ ref: 'charge', type: 'noop', key: 'charge:order-43' }], { manager }).then((ids) => ids.charge);
+      for (const enqueue of [single, graph]) {
+        const outcomes = await Promise.allSettled([order(enqueue), order(enqueue)]);
+        const won = outcomes.filter((o) => o.status === 'fulfilled');
+        const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+        // Before: the driver's unique violation (23505 / ER_DUP_ENTRY).
+        expect([won.length, lost.length]).toEqual([1, 1]);
+        expect(lost[0].reason).toBeInstanceOf(KeyConflictError);
+        expect(lost[0].reason).toMatchObject({ code: 'KEY_CONFLICT' });
+        expect(await order(enqueue)).toBe((won[0] as PromiseFulfilledResult<number>).value);
+      }
+      expect(await shared.count()).toBe(2);
+    } finally {
+      await shared.close();
       await appDs.destroy();
     }
   });
