@@ -1,3 +1,4 @@
+import { boundedList } from './bounded-list';
 import { JobQueueError } from './job-queue.error';
 
 /** Base of every error raised while validating `enqueueGraph` input. Nothing was written. */
@@ -48,7 +49,7 @@ export class SelfDependencyError extends GraphValidationError {
 export class DependencyCycleError extends GraphValidationError {
   readonly code = 'GRAPH_CYCLE';
   constructor(readonly path: readonly string[]) {
-    super(`Graph: dependency cycle ${path.join(' -> ')}; a job graph must be acyclic.`);
+    super(`Graph: dependency cycle ${boundedList(path, ' -> ', 20, String, true)}; a job graph must be acyclic.`);
   }
 }
 
@@ -67,7 +68,7 @@ export class UnknownParentError extends GraphValidationError {
 export class ParentCycleError extends GraphValidationError {
   readonly code = 'GRAPH_PARENT_CYCLE';
   constructor(readonly path: readonly string[]) {
-    super(`Graph: parent chain ${path.join(' -> ')} loops; a container cannot be its own descendant.`);
+    super(`Graph: parent chain ${boundedList(path, ' -> ', 20, String, true)} loops; a container cannot be its own descendant.`);
   }
 }
 
@@ -91,7 +92,7 @@ export class ParentDependencyConflictError extends GraphValidationError {
 export class MissingUpstreamJobError extends GraphValidationError {
   readonly code = 'GRAPH_MISSING_UPSTREAM';
   constructor(readonly ids: readonly number[]) {
-    super(`Graph: dependencies on job id${ids.length > 1 ? 's' : ''} ${ids.join(', ')} that do not exist.`);
+    super(`Graph: dependencies on job id${ids.length > 1 ? 's' : ''} ${boundedList(ids, ', ', 20)} that do not exist.`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { boundedList } from './bounded-list';
 import { JobQueueError } from './job-queue.error';
 
 /** One problem a `@JobHandler` schema found in a job's args. */
@@ -20,7 +21,7 @@ export class JobArgsInvalidError extends JobQueueError {
   constructor(readonly issues: readonly JobArgsIssue[]) {
     super(
       `Invalid job args (${issues.length} issue${issues.length === 1 ? '' : 's'}): ` +
-        issues.map((i) => `${i.ref === undefined ? '' : `"${i.ref}" `}(${i.type}) ${i.path}: ${i.message}`).join('; ') +
+        boundedList(issues, '; ', 10, (i) => `${i.ref === undefined ? '' : `"${i.ref}" `}(${i.type}) ${i.path}: ${i.message}`) +
         '. Fix the args to match the schema given to @JobHandler.',
     );
   }
