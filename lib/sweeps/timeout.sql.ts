@@ -24,17 +24,24 @@ export async function failOverdueJobs(
     ORDER BY id LIMIT ${batch}${d.name === 'sqlite' ? sql`` : sql` FOR UPDATE SKIP LOCKED`}`);
   const retried: number[] = [];
   const failed = [];
+  // One failAttempts per worker, whose lease the guard checks: a statement per job took 3.6 s
+  // for 5,000 jobs of a wedged worker on PostgreSQL.
+  const byOwner = new Map<string, typeof rows>();
   for (const r of rows) {
+    const owner = String(r.lease_owner);
+    const list = byOwner.get(owner);
+    if (list) list.push(r);
+    else byOwner.set(owner, [r]);
+  }
+  for (const [owner, list] of byOwner) {
     const outcome = await failAttempts(
       tx,
-      [
-        {
-          id: Number(r.id),
-          error: `timed out after ${r.timeout_ms} ms (found by the timeout sweep; worker ${String(r.lease_owner)} did not finish it)`,
-          retryDelayMs: retryDelayMs(Number(r.attempts), backoff),
-        },
-      ],
-      sql`${overdue} AND lease_owner = ${String(r.lease_owner)}`,
+      list.map((r) => ({
+        id: Number(r.id),
+        error: `timed out after ${r.timeout_ms} ms (found by the timeout sweep; worker ${owner} did not finish it)`,
+        retryDelayMs: retryDelayMs(Number(r.attempts), backoff),
+      })),
+      sql`${overdue} AND lease_owner = ${owner}`,
     );
     retried.push(...outcome.retried);
     failed.push(...outcome.failed);
