@@ -22,7 +22,7 @@ import { nextSlot, planSlots } from './recurring-slots';
 import { defineSchedule, type ScheduleDefinition, type ScheduleInput } from './schedule-definition';
 import type { ScheduleView } from './schedule-view';
 import type { FindSchedulesResult, ScheduleFilter } from './schedule-filter';
-import { findWholeSchedulesPage, readWholeSchedules } from './schedule-page';
+import { findWholeSchedulesPage, listWholeSchedules } from './schedule-page';
 import type { FindOptions } from '../query/job-filter';
 import { ShutdownClock } from '../scheduler/shutdown-clock';
 import {
@@ -31,14 +31,12 @@ import {
   deleteSchedule,
   findSchedule,
   insertSchedule,
-  listScheduleNames,
   lockDueSchedules,
   pruneLapsedDeclarations,
   recordTicks,
   renewDeclarations,
   type TickRecord,
   updateScheduleDefinition,
-  weighSchedules,
   type StoredSchedule,
 } from './schedules.sql';
 
@@ -171,11 +169,9 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     return deleteSchedule(this.connection.db, String(name));
   }
 
-  /** Every schedule, read in slices of bounded size (see readWholeSchedules). */
+  /** Every schedule, read page by page within a byte budget (see findWholeSchedulesPage). */
   async listSchedules(): Promise<ScheduleView[]> {
-    const db = this.connection.db;
-    const sized = await weighSchedules(db, await listScheduleNames(db), Infinity);
-    return (await readWholeSchedules(db, sized)).map(toView);
+    return (await listWholeSchedules(this.connection.db)).map(toView);
   }
 
   /** A page of schedules by name (see `JobQueueService.findSchedules`). */

@@ -87,46 +87,24 @@ export function scheduleChars(tx: SqlExecutor): Sql {
   return tx.dialect.name === 'mysql' ? sql`LENGTH(args) + LENGTH(job_options)` : sql`octet_length(args) + octet_length(job_options)`;
 }
 
-/** Every schedule's name, in name order. */
-export async function listScheduleNames(tx: SqlExecutor): Promise<string[]> {
-  return (await tx.run(sql`SELECT name FROM job_queue_schedules ORDER BY name`)).rows.map((r) => String(r.name));
-}
-
 /** A schedule's name and what its whole read weighs (see scheduleChars). */
 export interface ScheduleSize {
   name: string;
   chars: number;
 }
 
-/**
- * The leading `names` whose whole reads add up to `maxChars` at most (the first always), with
- * their sizes; one deleted meanwhile is left out. MySQL measures a value by reading it (501
- * schedules of 1 MB args took 5 s to weigh), so there names are weighed a few at a time, twice
- * as many each time, until the budget is spent; PostgreSQL and SQLite weigh from stored sizes.
- */
-export async function weighSchedules(tx: SqlExecutor, names: readonly string[], maxChars: number): Promise<ScheduleSize[]> {
-  const weighed: ScheduleSize[] = [];
-  let total = 0;
-  let at = 0;
-  let step = tx.dialect.name === 'mysql' ? 8 : names.length;
-  while (at < names.length) {
-    const part = names.slice(at, at + step);
-    at += part.length;
-    step *= 2;
-    const sizes = new Map<string, number>();
-    for (const chunk of chunked(part)) {
-      const { rows } = await tx.run(sql`SELECT name, ${scheduleChars(tx)} AS chars FROM job_queue_schedules WHERE name IN (${sql.list(chunk)})`);
-      for (const r of rows) sizes.set(String(r.name), Number(r.chars));
-    }
-    for (const name of part) {
-      const chars = sizes.get(name);
-      if (chars === undefined) continue;
-      if (weighed.length && total + chars > maxChars) return weighed;
-      weighed.push({ name, chars });
-      total += chars;
-    }
-  }
-  return weighed;
+/** Names and sizes of the first `n` schedules after `afterName` that match `filter`, by name. */
+export async function scheduleSizesAfter(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, n: number): Promise<ScheduleSize[]> {
+  const { rows } = await tx.run(sql`SELECT name, ${scheduleChars(tx)} AS chars FROM job_queue_schedules
+    ${scheduleWhere(tx, filter, afterName === null ? [] : [sql`name > ${afterName}`])} ORDER BY name LIMIT ${n}`);
+  return rows.map((r) => ({ name: String(r.name), chars: Number(r.chars) }));
+}
+
+/** Whole schedules from `first` to `last` (by name) that match `filter`: a range of the primary key. */
+export async function schedulesBetween(tx: SqlExecutor, filter: ScheduleFilter, first: string, last: string): Promise<StoredSchedule[]> {
+  const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules
+    ${scheduleWhere(tx, filter, [sql`name >= ${first}`, sql`name <= ${last}`])} ORDER BY name`);
+  return rows.map((r) => toSchedule(r, tx));
 }
 
 /** Whole schedules by name, in `names`' order; one deleted since it was named is left out. */
@@ -145,14 +123,19 @@ export async function schedulesByName(tx: SqlExecutor, names: readonly string[])
  * The group lives in the job options' JSON, unindexed: a schedule table is thousands of rows.
  */
 export async function schedulesPage(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, limit: number, select: Sql): Promise<Row[]> {
+  const where = scheduleWhere(tx, filter, afterName === null ? [] : [sql`name > ${afterName}`]);
+  const { rows } = await tx.run(sql`SELECT ${select} FROM job_queue_schedules ${where} ORDER BY name LIMIT ${limit + 1}`);
+  return rows;
+}
+
+/** The WHERE clause of `filter` and `more` conditions (empty when there are none). */
+function scheduleWhere(tx: SqlExecutor, filter: ScheduleFilter, more: Sql[]): Sql {
   const conditions = [
     ...(filter.type === undefined ? [] : [sql`job_type = ${filter.type}`]),
     ...(filter.group === undefined ? [] : [sql`${jobOptionText(tx, 'group')} = ${filter.group}`]),
-    ...(afterName === null ? [] : [sql`name > ${afterName}`]),
+    ...more,
   ];
-  const where = conditions.length ? sql`WHERE ${sql.join(conditions, ' AND ')}` : sql``;
-  const { rows } = await tx.run(sql`SELECT ${select} FROM job_queue_schedules ${where} ORDER BY name LIMIT ${limit + 1}`);
-  return rows;
+  return conditions.length ? sql`WHERE ${sql.join(conditions, ' AND ')}` : sql``;
 }
 
 /** A text field of `job_options` (JSON stored as text on every dialect). */
