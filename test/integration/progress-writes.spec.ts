@@ -64,7 +64,8 @@ describeDialects('ctx.progress() at a high rate', (db) => {
   it(`${JOBS} jobs x ${CALLS} awaited calls: each written, the event loop turning meanwhile`, async () => {
     const writes = countProgressWrites();
     let longest = 0;
-    let last = performance.now();
+    const start = performance.now();
+    let last = start;
     const timer = setInterval(() => {
       const now = performance.now();
       longest = Math.max(longest, now - last);
@@ -76,8 +77,9 @@ describeDialects('ctx.progress() at a high rate', (db) => {
     } finally {
       clearInterval(timer);
     }
+    const took = performance.now() - start;
     expect(writes.n).toBe(JOBS * CALLS);
-    // Before, on SQLite: 0.7 s without a turn of the event loop.
-    expect(longest).toBeLessThan(400);
+    // Before, on SQLite: all of it without a turn of the event loop (0.74 of 0.76 s).
+    expect(longest).toBeLessThan(took / 2);
   }, 180_000);
 });
