@@ -7,6 +7,8 @@ import { DataSource } from 'typeorm';
 import { JobHandler, type JobContext } from '../../lib';
 import { poolGauge } from '../../lib/database/cap-pool';
 import { sql } from '../../lib/database/sql';
+import { NOTIFY_CHANNEL } from '../../lib/notify/notify.sql';
+import { PgNotifyListener } from '../../lib/notify/pg-notify.listener';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { MYSQL_URL, PG_URL } from '../support/test-databases';
@@ -95,6 +97,13 @@ describeDialects(
         }
       });
       await new Promise((r) => setTimeout(r, 300));
+      // The cut LISTEN connection comes back with its back-off (200 ms, then 400, 800, … after a
+      // refusal): its "restored" line is this setup's, not the second case's quiet window, into
+      // which a slow reconnect on a loaded machine spilled.
+      if (db.dialect === 'postgres') {
+        const listener = app.module.get(PgNotifyListener);
+        await eventually('LISTEN back after the cut', async () => listener.isListening(NOTIFY_CHANNEL), 30_000, 10);
+      }
     });
     afterAll(async () => {
       await app?.close();
