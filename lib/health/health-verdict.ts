@@ -6,6 +6,9 @@ export interface HealthInputs {
   database: { ok: true; oldestReadyAgeMs?: number } | { ok: false; error: string };
   claimFailingSince: number;
   heartbeatFailingSince: number;
+  /** Since when the claim / the lease renewal in flight has waited for an answer (0 = none in flight). */
+  claimWaitingSince?: number;
+  heartbeatWaitingSince?: number;
   maxOldestReadyAgeMs?: number;
 }
 
@@ -19,6 +22,13 @@ export function healthVerdict(i: HealthInputs): HealthVerdict {
   }
   if (i.heartbeatFailingSince && i.now - i.heartbeatFailingSince > i.leaseTtlMs) {
     return { status: 'down', message: `lease renewal has been failing for ${i.now - i.heartbeatFailingSince} ms (lease TTL ${i.leaseTtlMs} ms)` };
+  }
+  // Waiting that long (on a lock, a connection that never answers) costs the leases just the same.
+  if (i.heartbeatWaitingSince && i.now - i.heartbeatWaitingSince > i.leaseTtlMs) {
+    return { status: 'down', message: `lease renewal has waited ${i.now - i.heartbeatWaitingSince} ms for the database (lease TTL ${i.leaseTtlMs} ms)` };
+  }
+  if (i.claimWaitingSince && i.now - i.claimWaitingSince > i.leaseTtlMs) {
+    return { status: 'down', message: `a claim has waited ${i.now - i.claimWaitingSince} ms for the database (lease TTL ${i.leaseTtlMs} ms)` };
   }
   const age = i.database.oldestReadyAgeMs;
   if (i.maxOldestReadyAgeMs !== undefined && age !== undefined && age > i.maxOldestReadyAgeMs) {

@@ -19,8 +19,8 @@ export interface JobQueueHealthOptions {
 
 /**
  * A @nestjs/terminus 12 health indicator for this process's queue: `down` when the database does
- * not answer, or when this process's claim loop or lease renewal has been failing for longer
- * than a lease TTL; `degraded` (HTTP 200, overall status `degraded`) when the oldest ready job
+ * not answer, or when this process's claim loop or lease renewal has been failing, or waiting
+ * for an answer, for longer than a lease TTL; `degraded` (HTTP 200, overall status `degraded`) when the oldest ready job
  * is older than `maxOldestReadyAgeMs`; else `up`. One read per check: the oldest ready age, a few
  * index probes per (type, priority) of the ready jobs (on MySQL a statement each), not a scan.
  */
@@ -54,6 +54,8 @@ export class JobQueueHealthIndicator {
       database,
       claimFailingSince: v.claimFailingSince,
       heartbeatFailingSince: v.heartbeatFailingSince,
+      claimWaitingSince: v.claimWaitingSince,
+      heartbeatWaitingSince: v.heartbeatWaitingSince,
       maxOldestReadyAgeMs,
     });
     const details = {

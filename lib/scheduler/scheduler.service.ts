@@ -246,6 +246,7 @@ export class SchedulerService {
       return;
     }
     const snapshot = [...this.inFlight.keys(), ...this.buffer.ids()];
+    this.vitals.heartbeatStarted();
     let held: Set<number> | undefined;
     for (let attempt = 0; !held; attempt++) {
       try {
@@ -303,6 +304,7 @@ export class SchedulerService {
     try {
       const planned = this.planClaim();
       if (!planned) return;
+      this.vitals.claimStarted();
       const jobs = await this.claims.claim(planned.request);
       this.recovered();
       await this.deliver(jobs, planned);

@@ -14,6 +14,14 @@ describe('healthVerdict', () => {
     expect(healthVerdict({ ...base, claimFailingSince: base.now - 31_000 })).toMatchObject({ status: 'down', message: expect.stringMatching(/claiming has been failing for 31000 ms/) });
     expect(healthVerdict({ ...base, heartbeatFailingSince: base.now - 31_000 })).toMatchObject({ status: 'down', message: expect.stringMatching(/lease renewal/) });
   });
+  it('is down once a claim or a renewal has waited for the database longer than a lease TTL', () => {
+    expect(healthVerdict({ ...base, heartbeatWaitingSince: base.now - 29_000, claimWaitingSince: base.now - 29_000 }).status).toBe('up');
+    expect(healthVerdict({ ...base, heartbeatWaitingSince: base.now - 31_000 })).toEqual({
+      status: 'down',
+      message: 'lease renewal has waited 31000 ms for the database (lease TTL 30000 ms)',
+    });
+    expect(healthVerdict({ ...base, claimWaitingSince: base.now - 31_000 })).toEqual({ status: 'down', message: 'a claim has waited 31000 ms for the database (lease TTL 30000 ms)' });
+  });
   it('is degraded when the oldest ready job is older than the threshold', () => {
     expect(healthVerdict({ ...base, database: { ok: true, oldestReadyAgeMs: 5_000 }, maxOldestReadyAgeMs: 4_000 })).toMatchObject({ status: 'degraded' });
     expect(healthVerdict({ ...base, database: { ok: true, oldestReadyAgeMs: 5_000 }, maxOldestReadyAgeMs: 6_000 }).status).toBe('up');
