@@ -52,6 +52,8 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
   private readonly retried: Counter<string>;
   private readonly duration: Histogram<string>;
   private readonly wait: Histogram<string>;
+  /** The metrics this instance registered (see onModuleDestroy). */
+  private readonly own = new Set<object>();
 
   constructor(
     @Inject(METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
@@ -59,7 +61,8 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
     private readonly lifecycle: JobLifecycle,
   ) {
     this.registry = options.registry ?? globalRegistry;
-    this.removeMetrics(); // a second app in the same process (tests, hot reload) replaces the first's
+    // A second app in the same process (tests, hot reload) replaces the first's.
+    for (const name of Object.values(METRIC_NAMES)) this.registry.removeSingleMetric(name);
     const registers = [this.registry];
     const labelNames = options.groupLabel ? ['type', 'group'] : ['type'];
     // Three reads, cached apart: the oldest ready age is cheap at any size, the counts are paced.
@@ -85,7 +88,7 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
       registers,
     });
     const { oldestReady, open, finished } = this;
-    new Gauge({
+    const jobs = new Gauge({
       name: METRIC_NAMES.jobs,
       help:
         'Jobs per state, cluster-wide (read on scrape, cached; a count is kept 20 times as long as it took, ' +
@@ -98,7 +101,7 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
         for (const some of counts) if (some) for (const [state, n] of Object.entries(some)) this.set({ state }, n);
       },
     });
-    new Gauge({
+    const oldestReadyAge = new Gauge({
       name: METRIC_NAMES.oldestReadyAge,
       help:
         'Age of the longest-waiting claimable job, in seconds (0 when none), cluster-wide. Read from at most 100 jobs per type and priority: ' +
@@ -110,6 +113,7 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
         if (ageMs !== undefined) this.set(ageMs / 1000);
       },
     });
+    for (const m of [this.enqueued, this.completed, this.failed, this.retried, this.duration, this.wait, jobs, oldestReadyAge]) this.own.add(m);
   }
 
   /** Reads of the oldest ready age the gauges have made (ten concurrent scrapes within `cacheMs`: one). */
@@ -122,7 +126,12 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
   }
 
   onModuleDestroy(): void {
-    this.removeMetrics();
+    // Only those still ours: a later app's replaced them, and an earlier app's close took the
+    // later app's metrics with its own (its /metrics went empty for the rest of the process).
+    for (const name of Object.values(METRIC_NAMES)) {
+      const metric = this.registry.getSingleMetric(name);
+      if (metric && this.own.has(metric)) this.registry.removeSingleMetric(name);
+    }
   }
 
   needsView(): boolean {
@@ -157,9 +166,5 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
       }
       if (s.durationMs !== undefined) this.duration.observe(labels, s.durationMs / 1000);
     }
-  }
-
-  private removeMetrics(): void {
-    for (const name of Object.values(METRIC_NAMES)) this.registry.removeSingleMetric(name);
   }
 }

@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { Controller, Get, Injectable, Module, type DynamicModule, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Registry } from 'prom-client';
 import { InvalidOptionError, JobContext, JobHandler, JobQueueModule, JobQueueService, type JobQueueModuleOptions } from '../../lib';
@@ -164,4 +165,28 @@ describeDialects('metrics and health over HTTP', (db) => {
       await app.close();
     }
   }, 120_000);
+
+  it("closing an app leaves the metrics that a later app in the process registered (they replaced its own)", async () => {
+    const registry = new Registry();
+    const start = () =>
+      Test.createTestingModule({
+        imports: [JobQueueModule.forRoot(db.options({ worker: false, externalTypes: ['ob-later'] })), JobQueueMetricsModule.forRoot({ registry })],
+      })
+        .compile()
+        .then(async (m) => (await m.init(), m));
+    const first = await start();
+    const later = await start();
+    try {
+      await first.close();
+      await later.get(JobQueueService).enqueue({ type: 'ob-later' });
+      await new Promise((r) => setTimeout(r, 100)); // delivered a turn after the commit
+      // Before: the first app's close removed every job_queue_* metric, the later app's included.
+      expect(sample(await registry.metrics(), 'job_queue_jobs_enqueued_total{type="ob-later"}')).toBe(1);
+    } finally {
+      await first.close();
+      await later.close();
+    }
+    // An app whose metrics are the registered ones still takes them along.
+    expect(await registry.getMetricsAsJSON()).toEqual([]);
+  }, 60_000);
 });
