@@ -103,15 +103,18 @@ export function oldestReadyStatement(db: SqlExecutor, after?: ReadyLevel): Sql {
   // Candidates: one upper bound (LEAST of the head and now) keeps it an index range; with two,
   // SQLite ranged on `run_after <= now` and filtered the rest: every due row of the level.
   // SQLite has no LATERAL: the same probes as correlated subqueries. The level after (type,
-  // priority) is the next lower priority of its type, else the next type's highest.
+  // priority) is the next lower priority of its type, else the next type's highest. INDEXED BY:
+  // without ANALYZE statistics (the queue never runs ANALYZE) SQLite took `state = 'ready'` on
+  // the state index and sorted every ready row for each step to the next type (and for the first
+  // level): 66 ms per statement with 5,000 types, 7 s per read on the event loop.
   const levelAfter = (type: unknown, priority: unknown, col: string) => sql`COALESCE(
       (SELECT j.${sql.raw(col)} FROM jobs j WHERE j.state = 'ready' AND j.type = ${type} AND j.priority < ${priority} ORDER BY j.priority DESC LIMIT 1),
-      (SELECT j.${sql.raw(col)} FROM jobs j WHERE j.state = 'ready' AND j.type > ${type} ORDER BY j.type, j.priority DESC LIMIT 1))`;
+      (SELECT j.${sql.raw(col)} FROM jobs j INDEXED BY jobs_ready_idx WHERE j.state = 'ready' AND j.type > ${type} ORDER BY j.type, j.priority DESC LIMIT 1))`;
   const next = (col: string) => levelAfter(sql.raw('lv.type'), sql.raw('lv.priority'), col);
   const nextAfter = (a: ReadyLevel, col: string) => levelAfter(a.type, a.priority, col);
   const first = after
     ? sql`SELECT ${nextAfter(after, 'type')}, ${nextAfter(after, 'priority')}, 1`
-    : sql`SELECT * FROM (SELECT type, priority, 1 FROM jobs WHERE state = 'ready' ORDER BY type, priority DESC LIMIT 1)`;
+    : sql`SELECT * FROM (SELECT type, priority, 1 FROM jobs INDEXED BY jobs_ready_idx WHERE state = 'ready' ORDER BY type, priority DESC LIMIT 1)`;
   return sql`WITH RECURSIVE lv (type, priority, n) AS (
       ${first}
       UNION ALL
