@@ -18,7 +18,7 @@ type Runner = Omit<QueryRunner, 'transactionDepth'> & { transactionDepth?: numbe
  */
 export class AppTransactionSignals implements EntitySubscriberInterface {
   private readonly held = new WeakMap<QueryRunner, Held[]>();
-  private readonly attached = new WeakSet<DataSource>();
+  private readonly attached = new Set<DataSource>();
 
   constructor(private readonly release: (signals: JobSignal[]) => void) {}
 
@@ -55,6 +55,19 @@ export class AppTransactionSignals implements EntitySubscriberInterface {
     }
     const depth = runner.transactionDepth ?? 1; // after the savepoint's rollback
     this.held.set(runner, list.filter((h) => h.depth <= depth));
+  }
+
+  /**
+   * Off every DataSource it was attached to (at shutdown): an application's DataSource outlives
+   * the module, and kept each closed module's subscriber, and the closed module with it.
+   * Signals still held (a transaction open across the shutdown) are dropped: at most once.
+   */
+  detach(): void {
+    for (const dataSource of this.attached) {
+      const at = dataSource.subscribers.indexOf(this);
+      if (at >= 0) dataSource.subscribers.splice(at, 1);
+    }
+    this.attached.clear();
   }
 
   private attach(dataSource: DataSource): void {

@@ -78,6 +78,11 @@ export class JobLifecycle {
     }
   }
 
+  /** At shutdown, after the last drain: nothing of this module stays on the application's DataSource. */
+  close(): void {
+    this.appTransactions.detach();
+  }
+
   /** Jobs written by an enqueue; with the app's `manager`, delivered when its transaction commits. */
   enqueued(jobs: ReadonlyArray<{ id: number; type: string; group: string }>, manager?: EntityManager, view?: JobSignal['view']): void {
     const at = Date.now();

@@ -123,6 +123,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     const deadline = this.shutdownDeadline();
     await deadline.wait(this.finalizer.drain(), 'the last results'); // enqueue-only processes have nothing here; workers drained above
     await deadline.wait(this.lifecycle.drain(), 'lifecycle events'); // lifecycle events of the drains above, while their views can still be read
+    this.lifecycle.close();
     await deadline.wait(this.settledNotifier.close(), 'announcing settled jobs'); // announces what the drains settled while the connection is open
     // Waiters resolved by the drain above have been; the rest fail with a typed error now,
     // before the DataSource closes under their next poll.

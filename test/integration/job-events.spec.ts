@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DataSource } from 'typeorm';
+import { DataSource as TypeOrmDataSource, type DataSource, type DataSourceOptions } from 'typeorm';
 import { EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { InvalidJobEventListenerError, JOB_QUEUE_DATA_SOURCE, JobContext, JobEventEmitterMissingError, JobHandler, JobLifecycle, JobQueueModule, JobQueueService, OnJobEvent, type GraphNode, type JobEventDetail, type JobView } from '../../lib';
@@ -166,6 +166,33 @@ describeDialects('@OnJobEvent lifecycle events', (db) => {
       expect(await app.count()).toBe(1);
     } finally {
       await app.close();
+    }
+  }, 60_000);
+
+  it("closing the module takes its transaction subscriber off the application's DataSource", async () => {
+    MainRecorder.heard = [];
+    const appDs = new TypeOrmDataSource(
+      (db.dialect === 'sqlite' ? { type: 'better-sqlite3', database: db.location } : { type: db.dialect, url: db.location }) as DataSourceOptions,
+    );
+    await appDs.initialize();
+    const subscribers = appDs.subscribers.length;
+    try {
+      // Opened, used with { manager } and closed, as a test suite or a hot reload does: each app
+      // closed left its subscriber, and with it the whole closed app, on the DataSource (about
+      // 50 KB per app, and one more call per subscriber at every commit of the application).
+      for (let i = 0; i < 3; i++) {
+        const app = await startQueueApp(db, { dataSource: appDs, url: undefined, worker: false, externalTypes: TYPES }, [MainRecorder]);
+        try {
+          await appDs.transaction((manager) => app.queue.enqueue({ type: 'ev-ok' }, { manager }));
+          await until(() => MainRecorder.heard.length > i, 5_000, 'the committed enqueue');
+        } finally {
+          await app.close();
+        }
+      }
+      expect(MainRecorder.heard.map((e) => e.event)).toEqual(['enqueued', 'enqueued', 'enqueued']);
+      expect(appDs.subscribers.length).toBe(subscribers);
+    } finally {
+      await appDs.destroy();
     }
   }, 60_000);
 

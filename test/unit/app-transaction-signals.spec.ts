@@ -33,6 +33,19 @@ describe('AppTransactionSignals', () => {
     expect(released).toEqual([[1], [3]]);
   });
 
+  it('detach takes it off every DataSource it was attached to', () => {
+    const released: number[] = [];
+    const held = new AppTransactionSignals((s) => released.push(...s.map((x) => x.id)));
+    const r = fakeRunner();
+    r.dataSource.subscribers.push('the app subscriber');
+    held.hold({ queryRunner: r } as unknown as EntityManager, [signal(1)]);
+    expect(r.dataSource.subscribers).toEqual(['the app subscriber', held]);
+    held.detach();
+    expect(r.dataSource.subscribers).toEqual(['the app subscriber']);
+    held.detach();
+    expect(r.dataSource.subscribers).toEqual(['the app subscriber']);
+  });
+
   it('a rolled-back savepoint drops only what was written inside it; a released one keeps it', () => {
     const released: number[] = [];
     const held = new AppTransactionSignals((s) => released.push(...s.map((x) => x.id)));
