@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Counter, Gauge, Histogram, register as globalRegistry, type Registry } from 'prom-client';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { JobLifecycle } from '../events/job-lifecycle';
@@ -47,7 +47,7 @@ export const OLDEST_READY_PACE: ReadPace = { factor: 20, maxMs: 15_000 };
  * scrapers ask, and are cluster-wide (the same value from every pod: use max() in queries).
  */
 @Injectable()
-export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignalSink {
+export class JobQueueMetrics implements OnModuleInit, OnApplicationShutdown, JobSignalSink {
   readonly registry: Registry;
   private readonly oldestReady: CachedRead<number>;
   private readonly open: CachedRead<Partial<Record<JobState, number>>>;
@@ -131,7 +131,12 @@ export class JobQueueMetrics implements OnModuleInit, OnModuleDestroy, JobSignal
     this.lifecycle.addSink(this);
   }
 
-  onModuleDestroy(): void {
+  /**
+   * Not in onModuleDestroy: that runs before the shutdown's drain, while an HTTP app still
+   * serves /metrics, and every scrape during the drain lacked the queue's series (the jobs
+   * finished in it were never exported).
+   */
+  onApplicationShutdown(): void {
     // Only those still ours: a later app's replaced them, and an earlier app's close took the
     // later app's metrics with its own (its /metrics went empty for the rest of the process).
     for (const name of Object.values(METRIC_NAMES)) {
