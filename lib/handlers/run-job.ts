@@ -85,7 +85,23 @@ function serializeResult(result: unknown): string {
   }
 }
 
+/**
+ * The text stored as `last_error`. Never throws: it runs in the handler's rejection callback, and
+ * a throw there (JSON.stringify of a circular object or a BigInt) left the attempt unsettled and
+ * ended the process with an unhandled rejection.
+ */
 export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}`;
-  return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
+  try {
+    if (err instanceof Error) return err.stack && err.stack.includes(err.message) ? err.stack : `${err.name}: ${err.message}`;
+    if (typeof err === 'string') return err;
+    try {
+      const json = JSON.stringify(err);
+      if (json !== undefined) return json;
+    } catch {
+      // not JSON: its own text, below
+    }
+    return String(err);
+  } catch {
+    return Object.prototype.toString.call(err);
+  }
 }

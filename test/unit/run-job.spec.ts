@@ -46,6 +46,19 @@ describe('runJob', () => {
     expect(final).toMatchObject({ kind: 'failed', final: true });
   });
 
+  it('fails the attempt with some text for any rejection value, JSON or not', async () => {
+    // A circular object, a BigInt, an object whose toJSON and toString throw: describeError threw
+    // inside the rejection handler, the attempt never settled, and the unhandled rejection ended
+    // the worker process (Node's default), every job in flight with it.
+    const circular: Record<string, unknown> = { code: 'ECIRCLE' };
+    circular.self = circular;
+    const hostile = { toJSON: () => { throw new Error('no JSON'); }, toString: () => { throw new Error('no text'); } };
+    for (const [value, text] of [[circular, '[object Object]'], [10n, '10'], [hostile, '[object Object]'], [Object.create(null), '{}'], [undefined, 'undefined'], ['plain', 'plain']] as const) {
+      const outcome = await runJob(job, handlerOf(async () => { throw value; }), new AttemptController(), null, io);
+      expect(outcome).toMatchObject({ kind: 'failed', final: false, error: text });
+    }
+  }, 5_000);
+
   it('fails a result that is not JSON (a BigInt) instead of storing it', async () => {
     const outcome = await runJob(job, handlerOf(() => ({ big: 1n })), new AttemptController(), null, io);
     expect(outcome).toMatchObject({ kind: 'failed', final: false });
