@@ -64,8 +64,22 @@ export class JobEventDispatcher implements JobSignalSink {
   }
 
   private failed(name: string, detail: JobEventDetail, id: number, err: unknown): void {
-    const e = err as Error | undefined;
-    this.logger.error(`@OnJobEvent('${detail.event}') listener ${name} threw for job ${id}: ${e?.message ?? String(err)}`, e?.stack);
+    const stack = err instanceof Error ? err.stack : undefined;
+    this.logger.error(`@OnJobEvent('${detail.event}') listener ${name} threw for job ${id}: ${thrownText(err)}`, stack);
+  }
+}
+
+/**
+ * What a listener threw, as text, whatever it was. Never throws: String() of a null-prototype
+ * object did, in the catch (the rest of the batch went undelivered) and in the rejection handler
+ * (an unhandled rejection, which ends the process by Node's default).
+ */
+function thrownText(err: unknown): string {
+  try {
+    const message = (err as { message?: unknown } | null | undefined)?.message;
+    return typeof message === 'string' ? message : String(err);
+  } catch {
+    return Object.prototype.toString.call(err);
   }
 }
 
