@@ -227,8 +227,10 @@ describeDialects('enqueue and enqueueGraph', (db) => {
     }
   });
 
-  // SQLite has one writer: the second transaction waits for the first and then sees its job.
-  (db.dialect === 'sqlite' ? it.skip : it)('two application transactions enqueueing one key at once: the loser gets KeyConflictError, its rerun the job', async () => {
+  // PostgreSQL and MariaDB only: SQLite has one writer (the second transaction would wait for the
+  // first and then see its job), and TypeORM's SQLite DataSource, one connection, refuses a second
+  // transaction while one is open. Not registered there rather than skipped.
+  if (db.dialect !== 'sqlite') it('two application transactions enqueueing one key at once: the loser gets KeyConflictError, its rerun the job', async () => {
     const appDs = new DataSource(db.dialect === 'postgres' ? { type: 'postgres', url: db.location } : { type: 'mysql', url: db.location });
     await appDs.initialize();
     const shared = await startQueueApp(db, { dataSource: appDs, url: undefined, externalTypes: TYPES });
