@@ -48,8 +48,6 @@ export class JobLifecycle {
   /** Ids the next view read takes, from what the last ones weighed (see VIEW_READ_CHARS). */
   private viewIds = FIRST_VIEW_IDS;
   private readonly appTransactions = new AppTransactionSignals((signals) => this.report(signals));
-  /** A sink reads the group along with the type (see JobSignalSink.needsGroup). */
-  private typesWithGroup = false;
   /** A sink is registered: report sites build signals only then. */
   active = false;
   /**
@@ -65,7 +63,6 @@ export class JobLifecycle {
 
   addSink(sink: JobSignalSink): void {
     this.sinks.push(sink);
-    this.typesWithGroup ||= sink.needsGroup === true;
     this.viewsCompleted ||= sink.needsView('completed');
     if (!this.active) {
       this.active = true;
@@ -223,11 +220,6 @@ export class JobLifecycle {
     return { to: i, ids };
   }
 
-  /**
-   * Views for the signals a sink wants one for; for those that only lack a type (the metrics of
-   * jobs a sweep reclaimed), the type and group alone. Full views read for a type: 1,000 reclaimed
-   * jobs with 1 MB args took 19 s and 426 MB of heap to count as retried on PostgreSQL.
-   */
   /** Reads views, and from what they weigh how many the next read takes (see VIEW_READ_CHARS). */
   private async readViews(ids: number[]): Promise<Map<number, NonNullable<JobSignal['view']>>> {
     const { views, jsonChars } = await readJobViews(this.db, ids);
@@ -236,6 +228,11 @@ export class JobLifecycle {
     return views;
   }
 
+  /**
+   * Views for the signals a sink wants one for; for those that only lack a type (the metrics of
+   * jobs a sweep reclaimed), the type and group alone. Full views read for a type: 1,000 reclaimed
+   * jobs with 1 MB args took 19 s and 426 MB of heap to count as retried on PostgreSQL.
+   */
   private async attachViews(batch: JobSignal[], ids: Set<number>): Promise<void> {
     if (!ids.size) return;
     const viewIds = new Set<number>();
@@ -243,7 +240,7 @@ export class JobLifecycle {
     const typeIds = viewIds.size === ids.size ? [] : [...ids].filter((id) => !viewIds.has(id));
     try {
       const views = viewIds.size ? await this.readViews([...viewIds]) : undefined;
-      const types = typeIds.length ? await readJobTypes(this.db, typeIds, this.typesWithGroup) : undefined;
+      const types = typeIds.length ? await readJobTypes(this.db, typeIds) : undefined;
       for (const s of batch) {
         const view = s.view ?? views?.get(s.id);
         const known = view ?? types?.get(s.id);

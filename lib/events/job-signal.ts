@@ -32,8 +32,6 @@ export interface JobSignalSink {
   needsView(event: JobEventName): boolean;
   /** True if `deliver` needs `signal.type` for this event (read with the view when the reporter lacked it). */
   needsType(event: JobEventName): boolean;
-  /** With `needsType`: the group too (read with the type; on SQLite it sits past the args in the row). */
-  readonly needsGroup?: boolean;
   /** Called after the commit, off the hot path, in commit order per job. Must not throw (it is caught and logged). */
   deliver(signals: readonly JobSignal[]): void;
 }

@@ -22,18 +22,12 @@ export async function readJobViews(db: SqlExecutor, ids: readonly number[]): Pro
 }
 
 /**
- * The type (and with `withGroup` the group) of these jobs, deleted ones absent: what a sink that
- * counts by type needs of a job reported without them, without its args and result. SQLite
- * stores group_key past the args in the row, so reading it walks their overflow pages (1.4 s
- * in one statement for 1,000 jobs of 1 MB args): then a few ids per statement.
+ * The type and group of these jobs, deleted ones absent: what a sink that counts by type needs
+ * of a job reported without them, without its args and result.
  */
-export async function readJobTypes(db: SqlExecutor, ids: readonly number[], withGroup: boolean): Promise<Map<number, { type: string; group?: string }>> {
-  const group = withGroup ? sql`group_key` : sql`NULL AS group_key`;
-  const size = withGroup && db.dialect.name === 'sqlite' ? SQLITE_GROUP_READ_IDS : undefined;
-  const rows = await inChunks(db, ids, (list) => sql`SELECT id, type, ${group} FROM jobs WHERE id IN (${list})`, size);
-  const types = new Map<number, { type: string; group?: string }>();
-  for (const row of rows) types.set(Number(row.id), { type: String(row.type), group: row.group_key == null ? undefined : String(row.group_key) });
+export async function readJobTypes(db: SqlExecutor, ids: readonly number[]): Promise<Map<number, { type: string; group: string }>> {
+  const rows = await inChunks(db, ids, (list) => sql`SELECT id, type, group_key FROM jobs WHERE id IN (${list})`);
+  const types = new Map<number, { type: string; group: string }>();
+  for (const row of rows) types.set(Number(row.id), { type: String(row.type), group: String(row.group_key) });
   return types;
 }
-
-const SQLITE_GROUP_READ_IDS = 64;

@@ -149,10 +149,6 @@ export class JobQueueMetrics implements OnModuleInit, OnApplicationShutdown, Job
     return false;
   }
 
-  get needsGroup(): boolean {
-    return this.options.groupLabel;
-  }
-
   /** Counters need the type; jobs reported without one (cascades, roll-ups, sweeps: rare) are read in a batch. */
   needsType(event: JobEventName): boolean {
     return COUNTED.has(event);

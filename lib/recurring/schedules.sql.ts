@@ -1,4 +1,5 @@
 import { databaseNow } from '../database/database-now.sql';
+import { valueBytes } from '../database/stored-bytes';
 import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { takeBatch } from '../finalize/take-batch';
@@ -78,13 +79,9 @@ export async function findSchedule(tx: SqlExecutor, name: string): Promise<Store
   return rows.length ? toSchedule(rows[0], tx) : null;
 }
 
-/**
- * Characters a schedule's whole read weighs: bytes of its args and job options, about as many as
- * characters and cheaper to weigh. PostgreSQL's and SQLite's octet_length read the stored size,
- * not the value (SQLite's length() loaded it to count).
- */
+/** Characters a schedule's whole read weighs: bytes of its args and job options (see valueBytes). */
 export function scheduleChars(tx: SqlExecutor): Sql {
-  return tx.dialect.name === 'mysql' ? sql`LENGTH(args) + LENGTH(job_options)` : sql`octet_length(args) + octet_length(job_options)`;
+  return sql`${valueBytes(tx.dialect, 'args')} + ${valueBytes(tx.dialect, 'job_options')}`;
 }
 
 /** A schedule's name and what its whole read weighs (see scheduleChars). */
