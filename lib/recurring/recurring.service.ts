@@ -95,9 +95,12 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
   /**
    * This process's unbroken run of ticks (performance.now() times): a slot is missed only if it
    * was due for longer than its grace when the run began. Within a run, a slot late because the
-   * ticks had thousands of schedules to work through is late, not missed.
+   * ticks had thousands of schedules to work through is late, not missed. `onDb` is its start on
+   * the database's clock, measured once: measured again at each transaction, it moved by the
+   * millisecond the two clocks drift or round apart, and a slot at the edge of the grace was
+   * missed in one transaction and on time in the next (a backfill of 60 enqueued 59).
    */
-  private streak: { start: number; lastContact: number } | undefined;
+  private streak: { start: number; lastContact: number; onDb?: number } | undefined;
   /** Memoized cron arithmetic: tenants share expressions and slots (see CronClock). */
   private readonly clock = new CronClock();
   private timerName: string;
@@ -199,19 +202,20 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
     }
     // A break (ticks failing, or not running) longer than this starts a new streak.
     const at = performance.now();
-    const streakStart = this.streak && at - this.streak.lastContact <= STREAK_GAP_MS ? this.streak.start : at;
+    const goesOn = this.streak !== undefined && at - this.streak.lastContact <= STREAK_GAP_MS;
+    const streakStart = goesOn ? this.streak!.start : at;
+    let streakOnDb = goesOn ? this.streak!.onDb : undefined;
     // Schedules locked per transaction: fewer while their size cuts the reads short, so each
     // transaction does not weigh 500 rows of megabytes to read a few dozen (MySQL reads them all).
     let lockLimit = SCHEDULES_PER_TICK;
     for (;;) {
       const due = await anyScheduleDue(db);
-      this.streak = { start: streakStart, lastContact: performance.now() };
+      this.streak = { start: streakStart, lastContact: performance.now(), onDb: streakOnDb };
       if (!due) return;
-      const { more, ready, enqueued, missed, read, locked } = await withKeyRaceRetry(() =>
+      const { more, ready, enqueued, missed, read, locked, tickingSince } = await withKeyRaceRetry(() =>
         db.transaction(async (tx) => {
           const { now, due, locked } = await lockDueSchedules(tx, lockLimit, CHARS_PER_TICK);
-          // The streak's start on the database's clock.
-          const tickingSince = new Date(now.getTime() - (performance.now() - streakStart));
+          const tickingSince = new Date(streakOnDb ?? now.getTime() - (performance.now() - streakStart));
           const missed: string[] = [];
           // All due slots of all locked schedules in one multi-row insert, then one update for all.
           const nodes: GraphNode[] = [];
@@ -268,10 +272,11 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
           if (ticks.length) await recordTicks(tx, ticks);
           if (readyCount && this.options.listenNotify) await notifyInTransaction(tx, 'r');
           // A batch cut short counts as full: more are due.
-          return { more: cut || locked >= lockLimit, ready: readyCount, enqueued, missed, read: due.length, locked };
+          return { more: cut || locked >= lockLimit, ready: readyCount, enqueued, missed, read: due.length, locked, tickingSince };
         }),
       );
-      this.streak = { start: streakStart, lastContact: performance.now() };
+      streakOnDb = tickingSince.getTime();
+      this.streak = { start: streakStart, lastContact: performance.now(), onDb: streakOnDb };
       if (missed.length) this.warnMissed(missed);
       if (this.lifecycle.active && enqueued.length) this.lifecycle.enqueued(enqueued);
       if (ready) this.events.wake();
