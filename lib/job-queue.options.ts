@@ -135,6 +135,15 @@ export interface JobQueueModuleOptions {
   poolSize?: number;
   /** SQLite busy timeout of one attempt before an async retry. Default 100 ms. */
   sqliteBusyTimeoutMs?: number;
+  /**
+   * PostgreSQL/MySQL: how long the queue waits for the database to answer one of its statements
+   * before it gives the connection up (closes it; the pool opens a new one) and the statement
+   * fails with DatabaseNoAnswerError, like one on a lost connection: the worker retries its
+   * claims, renewals and finalizes. Without it a hung server, or a connection left half-open by a
+   * failover, held a claim or renewal until TCP gave up (minutes), or for good. Not applied to
+   * statements in an application's transaction (`{ manager }`). Default 60 s; 0 turns it off.
+   */
+  queryTimeoutMs?: number;
   /** Name written into `lease_owner`. Default `<hostname>:<pid>:<random>`. */
   workerId?: string;
   /** Removal of old finished jobs; `false` keeps everything. Default: delete after 7 days. */
@@ -175,6 +184,7 @@ export interface ResolvedJobQueueOptions {
   events: { emitter: boolean };
   poolSize: number;
   sqliteBusyTimeoutMs: number;
+  queryTimeoutMs: number;
   workerId: string;
   retention: Required<RetentionOptions> | false;
   logging: boolean;

@@ -34,7 +34,7 @@ export class JobQueueConnection {
     const dataSource = shared ?? new DataSource(dataSourceOptions(options));
     if (!dataSource.isInitialized) await dataSource.initialize();
     try {
-      const db = new JobQueueDatabase(dataSource, sqlDialect(options.dialect), !shared);
+      const db = new JobQueueDatabase(dataSource, sqlDialect(options.dialect), !shared, options.queryTimeoutMs);
       const server = parseServerVersion(options.dialect, await readVersion(db));
       assertSupportedServer(server);
       if (options.dialect === 'mysql') {

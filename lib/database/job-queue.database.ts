@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource, EntityManager, Logger, QueryRunner } from 'typeorm';
 import { Logger as NestLogger } from '@nestjs/common';
+import { withinDeadline } from './answer-deadline';
 import { capPoolAtOpen } from './cap-pool';
 import { isCapacityRefusal, isConnectionError, isSqliteBusy, isTransientConflict } from './db-errors';
 import type { SqlDialect } from './dialects';
@@ -43,6 +44,8 @@ export class JobQueueDatabase implements SqlExecutor {
     readonly dialect: SqlDialect,
     /** The queue created the DataSource: its connections are the queue's to configure. */
     private readonly ownsDataSource = false,
+    /** A statement not answered within this is given up with its connection (0: never); see withinDeadline. */
+    private readonly queryTimeoutMs = 0,
   ) {
     if (ownsDataSource && dialect.name !== 'sqlite') this.poolRecovery = new PoolRecovery(dataSource);
   }
@@ -102,16 +105,16 @@ export class JobQueueDatabase implements SqlExecutor {
     }
   }
 
-  private async mysqlTransaction<T>(connection: MysqlConnection, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const control = (text: string) => mysqlQuery(connection, text, []);
+  private async mysqlTransaction<T>(connection: MysqlSession, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const control = (text: string) => connection.query(text, []);
     // On its own DataSource the queue sets READ COMMITTED once per connection, for the session:
     // one round trip less in every claim and finalize transaction (of four or five). On an
     // application's DataSource it must not change the session, so it sets it per transaction.
     if (!this.ownsDataSource) {
       await control('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-    } else if (!this.readCommitted.has(connection)) {
+    } else if (!this.readCommitted.has(connection.pooled)) {
       await control('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      this.readCommitted.add(connection);
+      this.readCommitted.add(connection.pooled);
     }
     await control('START TRANSACTION');
     try {
@@ -157,10 +160,16 @@ export class JobQueueDatabase implements SqlExecutor {
    * PostgreSQL: a pooled connection straight from TypeORM's driver, without a QueryRunner. The
    * queue's statements are its own and hot (the claim, the complete, single enqueues); the
    * runner's bookkeeping around each query (subscribers, logging, result wrapping) was about
-   * 0.1 ms of every round trip. A broken connection goes back as an error, so the pool drops it.
+   * 0.1 ms of every round trip. A broken connection goes back as an error, so the pool drops it;
+   * so does one that did not answer in time (its socket closed, the statement failed).
    */
   private async withPgClient<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
-    const [client, release] = await this.obtain(() => (this.dataSource.driver as unknown as PgDriver).obtainMasterConnection());
+    const [pooled, release] = await this.obtain(() => (this.dataSource.driver as unknown as PgDriver).obtainMasterConnection());
+    const client: PgClient = {
+      query: (text, values) => withinDeadline(pooled.query(text, values), this.queryTimeoutMs, () => pooled.connection?.stream?.destroy()),
+      on: (event, listener) => pooled.on(event, listener),
+      removeListener: (event, listener) => pooled.removeListener(event, listener),
+    };
     // A checked-out client reports a dropped connection as an 'error' event; unheard, that
     // event would crash the process. Heard, it marks the client broken for the release.
     let broken: Error | undefined;
@@ -181,14 +190,26 @@ export class JobQueueDatabase implements SqlExecutor {
    * MySQL/MariaDB: a pooled connection straight from TypeORM's driver, as withPgClient. Besides
    * the runner's bookkeeping, TypeORM queries through mysql2's promise wrapper, which captures a
    * stack trace for every query: together 3-4% of a MariaDB chain's whole CPU profile. mysql2's
-   * pool drops a connection that failed fatally by itself.
+   * pool drops a connection that failed fatally by itself, and this one one that did not answer
+   * in time (destroyed: out of the pool, its statement failed).
    */
-  private async withMysqlConnection<T>(work: (connection: MysqlConnection) => Promise<T>): Promise<T> {
-    const connection = await this.obtain(() => (this.dataSource.driver as unknown as MysqlDriver).obtainMasterConnection());
+  private async withMysqlConnection<T>(work: (connection: MysqlSession) => Promise<T>): Promise<T> {
+    const pooled = await this.obtain(() => (this.dataSource.driver as unknown as MysqlDriver).obtainMasterConnection());
+    const session: MysqlSession = {
+      pooled,
+      // destroy() takes it out of the pool but only ends the socket, which a silent peer never
+      // acknowledges: the socket is destroyed too.
+      query: (text, params) =>
+        withinDeadline(mysqlQuery(pooled, text, params), this.queryTimeoutMs, () => {
+          pooled.destroy();
+          pooled.stream?.destroy();
+        }),
+    };
     try {
-      return await work(connection);
+      return await work(session);
     } finally {
-      connection.release();
+      // A no-op once destroyed.
+      pooled.release();
     }
   }
 
@@ -239,6 +260,8 @@ export class JobQueueDatabase implements SqlExecutor {
 }
 
 interface PgClient {
+  /** pg's socket, closed when a statement gets no answer in time. */
+  connection?: { stream?: { destroy(): void } };
   query(text: string, values?: unknown[]): Promise<{ rows: Row[]; rowCount: number | null }>;
   on(event: 'error', listener: (err: Error) => void): unknown;
   removeListener(event: 'error', listener: (err: Error) => void): unknown;
@@ -251,6 +274,15 @@ interface PgDriver {
 interface MysqlConnection {
   query(text: string, values: unknown[], callback: (err: Error | null, result: unknown) => void): unknown;
   release(): void;
+  /** Takes the connection out of its pool and ends its socket. */
+  destroy(): void;
+  stream?: { destroy(): void };
+}
+
+/** A checked-out MySQL connection whose statements answer within the deadline. */
+interface MysqlSession {
+  readonly pooled: MysqlConnection;
+  query(text: string, params: unknown[]): Promise<unknown>;
 }
 
 interface MysqlDriver {
@@ -262,12 +294,12 @@ function mysqlQuery(connection: MysqlConnection, text: string, params: unknown[]
 }
 
 /** One statement on a checked-out MySQL connection, through TypeORM's logger like its own queries. */
-async function mysqlExecute(connection: MysqlConnection, statement: Sql, logger: Logger): Promise<SqlResult> {
+async function mysqlExecute(connection: MysqlSession, statement: Sql, logger: Logger): Promise<SqlResult> {
   const { text, params } = statement.render('mysql');
   logger.logQuery(text, params);
   let raw: unknown;
   try {
-    raw = await mysqlQuery(connection, text, params);
+    raw = await connection.query(text, params);
   } catch (err) {
     logger.logQueryError(err as Error, text, params);
     throw err;

@@ -9,3 +9,4 @@ export * from './validation.errors';
 export * from './sqlite.errors';
 export * from './event.errors';
 export * from './schema.errors';
+export * from './database.errors';

@@ -14,7 +14,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'groupWeights', 'pollIntervalMs', 'leaseTtlMs', 'heartbeatIntervalMs', 'reclaimIntervalMs',
   'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
   'listenNotify', 'maxArgsBytes', 'maxResultBytes', 'maxGraphNodes', 'maxGraphDependencies', 'externalTypes', 'strictTypes',
-  'poolSize', 'sqliteBusyTimeoutMs',
+  'poolSize', 'sqliteBusyTimeoutMs', 'queryTimeoutMs',
   'workerId', 'retention', 'logging', 'events',
 ]);
 
@@ -148,6 +148,7 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     events: resolveEvents(raw.events),
     poolSize: int(raw, 'poolSize', 10, 1, 1_000),
     sqliteBusyTimeoutMs: int(raw, 'sqliteBusyTimeoutMs', 100, 0, 60_000),
+    queryTimeoutMs: int(raw, 'queryTimeoutMs', 60_000, 0, MAX_TIMER_MS),
     workerId: optionalString(raw, 'workerId', 128) ?? defaultWorkerId(),
     retention: resolveRetention(raw.retention),
     logging: bool(raw, 'logging', false),

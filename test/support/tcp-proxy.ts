@@ -10,6 +10,10 @@ export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
   private readonly clients = new Set<net.Socket>();
   private held: Array<() => void> = [];
+  /** Connections `strand` cut off: what they send goes nowhere. */
+  private readonly stranded = new WeakSet<net.Socket>();
+  /** Each client connection's socket to the server. */
+  private readonly upstreams = new Map<net.Socket, net.Socket>();
   private frozen = false;
   port = 0;
 
@@ -25,23 +29,31 @@ export class TcpProxy {
     this.server = net.createServer({ allowHalfOpen: true }, (client) => {
       const upstream = net.connect({ port: this.targetPort, host: this.host, allowHalfOpen: true });
       const forward = (from: net.Socket, to: net.Socket) => {
-        from.on('data', (chunk) => (this.frozen ? this.held.push(() => to.write(chunk)) : to.write(chunk)));
-        from.on('end', () => (this.frozen ? this.held.push(() => to.end()) : to.end()));
+        const pass = (send: () => void) => {
+          if (this.stranded.has(client)) return;
+          if (this.frozen) this.held.push(send);
+          else send();
+        };
+        from.on('data', (chunk) => pass(() => to.write(chunk)));
+        from.on('end', () => pass(() => to.end()));
       };
       forward(client, upstream);
       forward(upstream, client);
       this.clients.add(client);
       for (const event of ['end', 'error', 'close']) client.once(event, () => this.clients.delete(client));
-      const close = () => {
-        for (const s of [client, upstream]) {
+      this.upstreams.set(client, upstream);
+      const close = (side: net.Socket) => {
+        // A stranded client is not told: its server went away without a word reaching it.
+        for (const s of side === upstream && this.stranded.has(client) ? [upstream] : [client, upstream]) {
           s.destroy();
           this.sockets.delete(s);
         }
+        if (client.destroyed) this.upstreams.delete(client);
       };
       for (const s of [client, upstream]) {
         this.sockets.add(s);
-        s.on('error', close);
-        s.on('close', close);
+        s.on('error', () => close(s));
+        s.on('close', () => close(s));
       }
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -59,6 +71,19 @@ export class TcpProxy {
   /** Connections the client (the application) has not ended or reset yet. */
   get openConnections(): number {
     return this.clients.size;
+  }
+
+  /**
+   * The connections open now are half-open, as when their server's host is gone (a failover):
+   * the server side is closed (its transactions rolled back, their locks gone), and nothing
+   * reaches the client any more, not even that. New connections go through as before (the new
+   * server answers).
+   */
+  strand(): void {
+    for (const client of this.clients) {
+      this.stranded.add(client);
+      this.upstreams.get(client)?.destroy();
+    }
   }
 
   freeze(): void {

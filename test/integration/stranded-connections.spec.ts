@@ -1,0 +1,92 @@
+import { Injectable } from '@nestjs/common';
+import { JobHandler, type JobContext } from '../../lib';
+import { describeDialects } from '../support/describe-dialects';
+import { startQueueApp, type QueueApp } from '../support/queue-app';
+import { TcpProxy } from '../support/tcp-proxy';
+import { eventually } from '../support/wait';
+
+const JOBS = 300;
+const QUERY_TIMEOUT_MS = 1_000;
+const CONCURRENCY = 4;
+/** Jobs a worker may hold at once (prefetch defaults to concurrency): more done means claims went on. */
+const HELD = 2 * CONCURRENCY;
+
+const finished: number[] = [];
+
+@Injectable()
+class Steady {
+  @JobHandler('steady')
+  async run(args: { ms: number }, ctx: JobContext): Promise<void> {
+    await new Promise((r) => setTimeout(r, args.ms));
+    finished.push(ctx.id);
+  }
+}
+
+/**
+ * A connection whose server is gone (a failover, a dropped route) answers nothing, and TCP gives
+ * up on it only after minutes, or never when nothing is sent. A worker whose claim or renewal
+ * was in flight on one waited for it that long: no claim, no finalize, its jobs reclaimed by
+ * others or by nobody. Now a statement not answered within `queryTimeoutMs` is given up with
+ * its connection, and the pool opens a new one to the server that answers.
+ */
+describeDialects(
+  'connections left half-open (their server gone, a new one reachable)',
+  (db) => {
+    let proxy: TcpProxy;
+    let worker: QueueApp | undefined;
+    let direct: QueueApp;
+
+    beforeAll(async () => {
+      direct = await startQueueApp(db, { worker: false, externalTypes: ['steady'] });
+    });
+    afterAll(() => direct?.close());
+    beforeEach(async () => {
+      finished.length = 0;
+      await direct.rows('DELETE FROM jobs');
+      proxy = new TcpProxy('127.0.0.1', Number(new URL(db.location).port));
+      await proxy.start();
+    });
+    afterEach(async () => {
+      await worker?.close();
+      worker = undefined;
+      await proxy.stop();
+    });
+
+    it(`a worker gives up statements unanswered after queryTimeoutMs and goes on claiming and finishing (${JOBS} jobs)`, async () => {
+      worker = await startQueueApp(
+        db,
+        { url: proxy.url(db.location), concurrency: CONCURRENCY, pollIntervalMs: 50, leaseTtlMs: 4_000, reclaimIntervalMs: 500, shutdownGraceMs: 500, queryTimeoutMs: QUERY_TIMEOUT_MS },
+        [Steady],
+      );
+      await direct.queue.enqueueGraph(Array.from({ length: JOBS }, (_, i) => ({ ref: `j${i}`, type: 'steady', args: { ms: 10 + (i % 5) * 10 } })));
+      await eventually('the first jobs done', async () => finished.length >= 20, 30_000, 20);
+
+      // Every connection the worker has now, in use or idle, goes silent: claims, renewals,
+      // finalizes and sweeps are in flight on some of them.
+      proxy.strand();
+      const stranded = Date.now();
+      const before = await direct.count(`state = 'done'`);
+      // It waited for them for good; now each costs it QUERY_TIMEOUT_MS once.
+      await eventually('jobs claimed after the strand done', async () => (await direct.count(`state = 'done'`)) > before + HELD + 10, 20 * QUERY_TIMEOUT_MS, 20);
+      const resumedMs = Date.now() - stranded;
+      await eventually(`all ${JOBS} jobs done`, async () => (await direct.count(`state = 'done'`)) === JOBS, 60_000, 100);
+      process.stdout.write(`[${db.dialect}] connections stranded: ${HELD + 10} more jobs done ${resumedMs} ms later (queryTimeoutMs ${QUERY_TIMEOUT_MS}); all ${JOBS} done\n`);
+      expect(resumedMs).toBeLessThan(20 * QUERY_TIMEOUT_MS);
+      expect(await direct.count(`state <> 'done'`)).toBe(0);
+    }, 120_000);
+
+    it('without a deadline (queryTimeoutMs: 0) the same worker is still waiting', async () => {
+      // The proof that the stall above is real on this driver, and what 0 means.
+      worker = await startQueueApp(db, { url: proxy.url(db.location), concurrency: CONCURRENCY, pollIntervalMs: 50, leaseTtlMs: 4_000, shutdownGraceMs: 500, queryTimeoutMs: 0 }, [Steady]);
+      await direct.queue.enqueueGraph(Array.from({ length: 100 }, (_, i) => ({ ref: `j${i}`, type: 'steady', args: { ms: 10 } })));
+      await eventually('the first jobs done', async () => finished.length >= 20, 30_000, 20);
+      const before = await direct.count(`state = 'done'`);
+      proxy.strand();
+      await new Promise((r) => setTimeout(r, 5 * QUERY_TIMEOUT_MS));
+      // At most the jobs it held may still finish (a finalize on a connection opened since).
+      expect(await direct.count(`state = 'done'`)).toBeLessThanOrEqual(before + HELD);
+      // Its sockets are destroyed at close, past the shutdown's bound for a silent database.
+    }, 120_000);
+  },
+  ['postgres', 'mysql'],
+);
