@@ -3,6 +3,7 @@ import type { DataSource, EntityManager, Logger, QueryRunner } from 'typeorm';
 import { Logger as NestLogger } from '@nestjs/common';
 import { withinDeadline } from './answer-deadline';
 import { capPoolAtOpen } from './cap-pool';
+import { LoopTurns } from './loop-turns';
 import { isCapacityRefusal, isConnectionError, isSqliteBusy, isTransientConflict } from './db-errors';
 import type { SqlDialect } from './dialects';
 import { Mutex } from './mutex';
@@ -32,6 +33,8 @@ export interface TransactionOptions {
 export class JobQueueDatabase implements SqlExecutor {
   private readonly logger = new NestLogger('JobQueue');
   private readonly sqliteMutex = new Mutex();
+  /** SQLite answers synchronously: a caller's loop of statements must still let the event loop turn. */
+  private readonly sqliteTurns = new LoopTurns();
   /** MySQL connections of our own DataSource already switched to READ COMMITTED for the session. */
   private readonly readCommitted = new WeakSet<object>();
   /** SQLite: the statements of the DataSource's one connection (a new handle after a re-initialize). */
@@ -59,6 +62,7 @@ export class JobQueueDatabase implements SqlExecutor {
   async run(statement: Sql): Promise<SqlResult> {
     if (this.dialect.name === 'postgres') return this.withPgClient((client) => pgExecute(client, statement, this.dataSource.logger));
     if (this.dialect.name === 'sqlite') {
+      await this.sqliteTurns.beforeStatement();
       return this.sqliteMutex.run(() => retrySqliteBusy(async () => this.sqliteStatements().run(statement)));
     }
     return this.withMysqlConnection((connection) => mysqlExecute(connection, statement, this.dataSource.logger));
@@ -69,6 +73,7 @@ export class JobQueueDatabase implements SqlExecutor {
     for (let attempt = 0; ; attempt++) {
       try {
         if (this.dialect.name === 'postgres') return await this.withPgClient((client) => this.pgTransaction(client, work));
+        if (this.dialect.name === 'sqlite') await this.sqliteTurns.beforeStatement();
         return this.dialect.name === 'sqlite'
           ? await this.sqliteMutex.run(() => this.sqliteTransaction(work, options.failWhenBusy ?? false))
           : await this.withMysqlConnection((connection) => this.mysqlTransaction(connection, work));
