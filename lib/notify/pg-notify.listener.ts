@@ -1,8 +1,21 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { withinDeadline } from '../database/answer-deadline';
+import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { NOTIFY_CHANNEL } from './notify.sql';
 
+/**
+ * The LISTEN connection is idle: on a half-open one (its server gone without a word) nothing
+ * is ever sent, so nothing ever fails, and wake-ups were lost until the process restarted. It
+ * is asked for an answer this often (or every queryTimeoutMs, if shorter) and given up like any
+ * statement that gets none within queryTimeoutMs.
+ */
+const LISTEN_PING_MS = 30_000;
+
 interface PgClient {
+  /** pg's socket, closed when the ping gets no answer in time. */
+  connection?: { stream?: { destroy(): void } };
   query(text: string): Promise<unknown>;
   on(event: 'notification', cb: (msg: { channel: string; payload?: string }) => void): void;
   on(event: 'error' | 'end', cb: (err?: Error) => void): void;
@@ -35,6 +48,9 @@ export class PgNotifyListener {
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private tooSmallLogged = false;
+  private pingTimer: NodeJS.Timeout | undefined;
+
+  constructor(@Inject(JOB_QUEUE_OPTIONS) private readonly options: Pick<ResolvedJobQueueOptions, 'queryTimeoutMs'>) {}
 
   /** The worker's wake-up channel; `payload` 'r' is also sent after a reconnect. */
   start(dataSource: DataSource, onPayload: (payload: string) => void): Promise<void> {
@@ -68,6 +84,7 @@ export class PgNotifyListener {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.pingTimer);
     await this.connecting;
     const release = this.release;
     this.release = undefined;
@@ -84,6 +101,7 @@ export class PgNotifyListener {
       this.release = release;
       const onNotification = (msg: { channel: string; payload?: string }) => this.channels.get(msg.channel)?.onPayload(msg.payload ?? '');
       const lost = (err?: Error) => {
+        clearInterval(this.pingTimer);
         client.off('notification', onNotification);
         client.off('error', lost);
         client.off('end', lost);
@@ -100,6 +118,7 @@ export class PgNotifyListener {
       for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
       if (this.stopped) return; // stop() awaits this connect, then hands the connection back
       this.client = client;
+      this.keepAsking(client);
       if (this.failures) this.logger.log('LISTEN connection restored');
       const reconnected = this.failures > 0;
       this.failures = 0;
@@ -108,6 +127,21 @@ export class PgNotifyListener {
     } catch (err) {
       this.scheduleReconnect(err as Error);
     }
+  }
+
+  /** Pings the LISTEN connection (see LISTEN_PING_MS); one that does not answer is closed, and `lost` reconnects. */
+  private keepAsking(client: PgClient): void {
+    const deadline = this.options.queryTimeoutMs;
+    if (!deadline) return;
+    let asking = false;
+    this.pingTimer = setInterval(() => {
+      if (asking || this.client !== client) return;
+      asking = true;
+      withinDeadline(client.query('SELECT 1'), deadline, () => client.connection?.stream?.destroy())
+        .catch(() => undefined) // a failure ends the connection, which `lost` hears
+        .finally(() => (asking = false));
+    }, Math.min(LISTEN_PING_MS, deadline));
+    this.pingTimer.unref();
   }
 
   private scheduleReconnect(err?: Error): void {
