@@ -19,6 +19,8 @@ interface Waiting {
 export class ProgressWrites {
   /** Jobs with a write in flight, and the value waiting to follow it (null: none). */
   private readonly jobs = new Map<number, Waiting | null>();
+  /** Callers of `settled` per job, told when its last write has ended. */
+  private readonly drains = new Map<number, Array<() => void>>();
 
   constructor(private readonly write: ProgressWrite) {}
 
@@ -35,6 +37,21 @@ export class ProgressWrites {
     return new Promise<void>((resolve, reject) => settle.push({ resolve, reject }));
   }
 
+  /**
+   * Resolves once the job has no write in flight nor waiting (at once if it has none). A handler
+   * that reports its last stage without awaiting it returns while that write waits behind the
+   * one before: finalized first, the job was no longer running when the write came, which was
+   * refused, and the job ended on the stage before its last.
+   */
+  settled(id: number): Promise<void> | undefined {
+    if (!this.jobs.has(id)) return undefined;
+    return new Promise<void>((resolve) => {
+      const drains = this.drains.get(id);
+      if (drains) drains.push(resolve);
+      else this.drains.set(id, [resolve]);
+    });
+  }
+
   private start(id: number, percent: number, stage: string | null): Promise<void> {
     const written = this.write(id, percent, stage);
     void written.then(
@@ -48,6 +65,9 @@ export class ProgressWrites {
     const waiting = this.jobs.get(id);
     if (!waiting) {
       this.jobs.delete(id);
+      const drains = this.drains.get(id);
+      this.drains.delete(id);
+      drains?.forEach((resolve) => resolve());
       return;
     }
     this.jobs.set(id, null);

@@ -69,6 +69,7 @@ export class SchedulerService {
   private backoffTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly io: JobContextIO;
   private readonly buffer: PrefetchBuffer;
+  private readonly progressWrites: ProgressWrites;
   /** The lease renewal in progress, if any. */
   private renewing: Promise<void> | undefined;
   /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
@@ -100,13 +101,13 @@ export class SchedulerService {
     const owner = options.workerId;
     this.buffer = new PrefetchBuffer(options.prefetch);
     this.planner = new SlotPlanner(db, options.concurrency, options.groupWeights, () => this.trigger());
-    const progress = new ProgressWrites(async (id, percent, stage) => {
+    const progress = (this.progressWrites = new ProgressWrites(async (id, percent, stage) => {
       if (!(await writeProgress(this.db, owner, id, percent, stage))) this.inFlight.get(id)?.controller.abort(new LeaseLostError(id));
       else if (this.lifecycle.active) this.reportProgress(id, percent, stage);
       // SQLite writes synchronously: a handler awaiting progress in a loop never let the event
       // loop turn (40 x 1,000 awaited calls: a 1.3 s stall, heartbeats and timers included).
       if (db.dialect.name === 'sqlite') await new Promise((resolve) => setImmediate(resolve));
-    });
+    }));
     this.io = {
       progress: (id, percent, stage) => progress.report(id, percent, stage),
       upstream: (id) => readUpstreamResults(this.db, id),
@@ -548,11 +549,15 @@ export class SchedulerService {
   }
 
   private async afterRun(job: ClaimedJob, outcome: AttemptOutcome, startedAt: number): Promise<void> {
+    const durationMs = Date.now() - startedAt;
+    // Progress the handler reported without awaiting is written (and its event sent) before the
+    // outcome (see ProgressWrites.settled); the job holds its slot meanwhile.
+    const progressWritten = outcome.kind === 'aborted' ? undefined : this.progressWrites.settled(job.id);
+    if (progressWritten) await progressWritten;
     this.inFlight.delete(job.id);
     this.vitals.inFlight = this.inFlight.size;
     bump(this.inFlightByGroup, job.group, -1);
     bump(this.inFlightByType, job.type, -1);
-    const durationMs = Date.now() - startedAt;
     // Handed to the finalizer before the tick below, so that the tick sees a write queued that
     // will end with this worker's claim (see tick).
     let writing: Promise<FinalizeResult> | undefined;

@@ -17,6 +17,14 @@ class Handlers {
     return 'ok';
   }
 
+  /** Reports its stages and returns without awaiting any, the last one waiting behind the first. */
+  @JobHandler('last-not-awaited')
+  async lastNotAwaited(_args: unknown, ctx: JobContext): Promise<string> {
+    void ctx.progress(50, 'half');
+    void ctx.progress(100, 'last');
+    return 'ok';
+  }
+
   @JobHandler('awaited')
   async awaited(_args: unknown, ctx: JobContext): Promise<string> {
     for (let i = 1; i <= CALLS; i++) await ctx.progress((i * 100) / CALLS, `item ${i}`);
@@ -60,6 +68,16 @@ describeDialects('ctx.progress() at a high rate', (db) => {
     expect(writes.n).toBeLessThanOrEqual(JOBS * 10);
     process.stdout.write(`[${db.dialect}] ${JOBS} x ${CALLS} progress calls: ${writes.n} writes\n`);
   }, 180_000);
+
+  it(`${JOBS} jobs whose last progress call is not awaited: each ends on its last stage`, async () => {
+    // Before: the job was finalized while its last write waited behind the first; the write,
+    // now for a job no longer running, was refused: 1, 8 and 20 of 20 jobs ended on 'half' here
+    // on PostgreSQL, MariaDB and SQLite.
+    const ids = Object.values(await app.queue.enqueueGraph(Array.from({ length: JOBS }, (_, i) => ({ ref: `l${i}`, type: 'last-not-awaited' }))));
+    for (const id of ids) expect((await app.queue.waitFor(id, { timeoutMs: 60_000 })).state).toBe('done');
+    const rows = await app.rows(`SELECT current_stage FROM jobs WHERE type = 'last-not-awaited'`);
+    expect(rows.map((r) => r.current_stage)).toEqual(ids.map(() => 'last'));
+  }, 120_000);
 
   it(`${JOBS} jobs x ${CALLS} awaited calls: each written, the event loop turning meanwhile`, async () => {
     const writes = countProgressWrites();

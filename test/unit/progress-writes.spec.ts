@@ -34,6 +34,22 @@ describe('ProgressWrites', () => {
     expect(calls.map((c) => c.percent)).toEqual([10, 40, 50]);
   });
 
+  it('settled: at once for a job with no write; else once the write waiting behind the one in flight has ended too', async () => {
+    const { calls, writes } = controlledWrites();
+    expect(writes.settled(1)).toBeUndefined();
+    void writes.report(1, 50, 'half');
+    writes.report(1, 100, 'last').catch(() => undefined);
+    let done = false;
+    const settled = writes.settled(1)!.then(() => (done = true));
+    calls[0].end();
+    await tick();
+    expect(calls.map((c) => c.stage)).toEqual(['half', 'last']);
+    expect(done).toBe(false);
+    calls[1].end(new Error('refused')); // a failed write ends it too
+    await settled;
+    expect(writes.settled(1)).toBeUndefined();
+  });
+
   it('jobs do not wait for each other', () => {
     const { calls, writes } = controlledWrites();
     void writes.report(1, 10, null);
