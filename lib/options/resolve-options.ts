@@ -94,6 +94,12 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     throw new InvalidOptionError('heartbeatIntervalMs', `below leaseTtlMs (${leaseTtlMs})`, heartbeatIntervalMs);
   }
 
+  const queryTimeoutMs = int(raw, 'queryTimeoutMs', 60_000, 0, MAX_TIMER_MS);
+  // Shorter, ordinary statements under load would be cut off and their connections closed.
+  if (queryTimeoutMs > 0 && queryTimeoutMs < 1_000) {
+    throw new InvalidOptionError('queryTimeoutMs', '0 (no deadline) or at least 1000 (ms)', queryTimeoutMs);
+  }
+
   const backoff = (raw.retryBackoff ?? {}) as Record<string, unknown>;
   if (typeof backoff !== 'object' || Array.isArray(backoff)) {
     throw new InvalidOptionError('retryBackoff', 'an object { baseMs, maxMs, factor }', backoff);
@@ -148,7 +154,7 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     events: resolveEvents(raw.events),
     poolSize: int(raw, 'poolSize', 10, 1, 1_000),
     sqliteBusyTimeoutMs: int(raw, 'sqliteBusyTimeoutMs', 100, 0, 60_000),
-    queryTimeoutMs: int(raw, 'queryTimeoutMs', 60_000, 0, MAX_TIMER_MS),
+    queryTimeoutMs,
     workerId: optionalString(raw, 'workerId', 128) ?? defaultWorkerId(),
     retention: resolveRetention(raw.retention),
     logging: bool(raw, 'logging', false),

@@ -4,10 +4,12 @@ import { resolveOptions } from '../../lib/options/resolve-options';
 
 describe('queryTimeoutMs and withinDeadline', () => {
   it('rejects bad values with InvalidOptionError', () => {
-    for (const bad of [-1, 1.5, 'soon', Number.MAX_SAFE_INTEGER]) {
+    for (const bad of [-1, 1, 999, 1.5, 'soon', Number.MAX_SAFE_INTEGER]) {
       expect(() => resolveOptions({ dialect: 'postgres', url: 'postgres://x/y', queryTimeoutMs: bad } as never)).toThrow(InvalidOptionError);
     }
     expect(resolveOptions({ dialect: 'postgres', url: 'postgres://x/y' }).queryTimeoutMs).toBe(60_000);
+    expect(resolveOptions({ dialect: 'postgres', url: 'postgres://x/y', queryTimeoutMs: 0 }).queryTimeoutMs).toBe(0);
+    expect(resolveOptions({ dialect: 'postgres', url: 'postgres://x/y', queryTimeoutMs: 1_000 }).queryTimeoutMs).toBe(1_000);
   });
 
   it('withinDeadline: the answer if in time; else closes once and rejects with DatabaseNoAnswerError', async () => {
