@@ -51,7 +51,6 @@ export function isConnectionError(err: unknown): boolean {
     isCapacityRefusal(err) ||
     ['PROTOCOL_CONNECTION_LOST', 'ER_SERVER_SHUTDOWN', 'ECONNCLOSED'].includes(code) ||
     code === 'DATABASE_NO_ANSWER' || // DatabaseNoAnswerError: no answer in time, the connection closed
-
     e.errno === 1927 || // mariadb ER_CONNECTION_KILLED
     /Connection terminated|connection is in closed state|Can't add new command when connection is in closed state|Cannot use a pool after calling end/i.test(
       e.message ?? String((err as Error)?.message ?? ''),
