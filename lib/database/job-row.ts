@@ -54,8 +54,8 @@ export function toJobRecord(row: Row, dialect: SqlDialect): JobRecord {
     type: String(row.type),
     ref: (row.ref as string | null) ?? null,
     state: row.state as JobState,
-    args: parseJson(row.args),
-    result: row.result == null ? null : parseJson(row.result),
+    args: parseStoredJson(row.args),
+    result: row.result == null ? null : parseStoredJson(row.result),
     attempts: Number(row.attempts),
     maxAttempts: Number(row.max_attempts),
     lastError: (row.last_error as string | null) ?? null,
@@ -82,6 +82,20 @@ export function toJobRecord(row: Row, dialect: SqlDialect): JobRecord {
 export function toJobView<TArgs = unknown, TResult = unknown>(record: JobRecord): JobView<TArgs, TResult> {
   const { leaseOwner: _owner, leaseExpires: _expires, ...view } = record;
   return view as JobView<TArgs, TResult>;
+}
+
+/**
+ * A view's args or result: parsed, or, for text that is not JSON, the text as stored. Only a row
+ * written around the queue holds such text (MariaDB and SQLite accept it; PostgreSQL's args index
+ * refuses it); one of them made every get, waitFor and find page that read it throw a SyntaxError.
+ * Its claim fails that job's own attempt instead (see claimed-job.ts).
+ */
+export function parseStoredJson(value: unknown): unknown {
+  try {
+    return parseJson(value);
+  } catch {
+    return value;
+  }
 }
 
 export function parseJson(value: unknown): unknown {

@@ -88,7 +88,7 @@ describeDialects(
       await app.rows(`UPDATE jobs SET args = ${db.dialect === 'mysql' ? 'CONCAT' : ''}(${db.dialect === 'mysql' ? `'{"big": "', REPEAT('b', ${DEFERRED_ARGS_CHARS}), '"'` : `'{"big": "' || '${BIG}' || '"'`}) WHERE id = ${large}`);
       const worker = await startQueueApp(db, { concurrency: 4, prefetch: 20, pollIntervalMs: 100, leaseTtlMs: 30_000, runMigrations: false }, [Handlers]);
       try {
-        // A view parses args too, so the two are watched through their rows.
+        // The two bad ones are watched through their rows (state, attempts, last error).
         const good = await Promise.all(ids.filter((id) => id !== small && id !== large).map((id) => worker.queue.waitFor(id, { timeoutMs: 20_000 })));
         expect(good.map((j) => [j.state, j.attempts])).toEqual(good.map(() => ['done', 1]));
         const bad = async () => app.rows(`SELECT id, state, attempts, last_error FROM jobs WHERE id IN (${small}, ${large}) ORDER BY id`);
@@ -103,6 +103,20 @@ describeDialects(
       } finally {
         await worker.close();
       }
+    });
+
+    it('views give args and results that are not JSON as their stored text: get, waitFor and find pages go on', async () => {
+      await app.rows(`DELETE FROM jobs`);
+      const ids = Object.values(await app.queue.enqueueGraph(Array.from({ length: 5 }, (_, i) => ({ ref: `v${i}`, type: 'work', args: { i } }))));
+      const bad = ids[2];
+      await app.rows(`UPDATE jobs SET args = '{"i": 2, not json', state = 'failed', result = 'half a result {', finished_at = updated_at WHERE id = ${bad}`);
+      // Before: each of these threw a SyntaxError, the find page for the other four jobs too.
+      const view = await app.queue.get(bad);
+      expect([view?.args, view?.result]).toEqual(['{"i": 2, not json', 'half a result {']);
+      expect((await app.queue.waitFor(bad, { timeoutMs: 5_000 })).args).toBe('{"i": 2, not json');
+      const page = await app.queue.find({ type: 'work' }, { limit: 10 });
+      expect(page.jobs.map((j) => j.id).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
+      expect(page.jobs.filter((j) => j.id !== bad).map((j) => j.args)).toEqual(expect.arrayContaining([{ i: 0 }, { i: 1 }, { i: 3 }, { i: 4 }]));
     });
   },
   ['mysql', 'sqlite'],
