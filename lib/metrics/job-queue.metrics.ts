@@ -5,9 +5,9 @@ import { JobLifecycle } from '../events/job-lifecycle';
 import type { JobEventName } from '../events/job-event.types';
 import type { JobSignal, JobSignalSink } from '../events/job-signal';
 import type { JobState } from '../job.types';
+import { CachedRead, type ReadPace } from '../stats/cached-read';
 import { readOldestReadyAgeMs } from '../stats/oldest-ready.sql';
 import { countStates, OPEN_STATES, TERMINAL_STATES } from '../stats/state-counts.sql';
-import { CachedRead, type ReadPace } from './cached-read';
 import { METRIC_NAMES, METRICS_OPTIONS } from './metrics.constants';
 import type { ResolvedMetricsOptions } from './metrics.options';
 

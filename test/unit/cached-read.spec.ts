@@ -1,4 +1,4 @@
-import { CachedRead } from '../../lib/metrics/cached-read';
+import { CachedRead } from '../../lib/stats/cached-read';
 
 describe('CachedRead', () => {
   it('shares one read among concurrent callers and reuses it for ttl', async () => {
