@@ -24,8 +24,18 @@ export class CachedRead<T> {
     private readonly pace?: ReadPace,
   ) {}
 
+  /** Whether the last value is still within its ttl: `get()` would give it without a read. */
+  get fresh(): boolean {
+    return this.value !== undefined && this.now() - this.value.at < this.value.ttlMs;
+  }
+
+  /** The last value read, however old (undefined before the first). */
+  get last(): T | undefined {
+    return this.value?.data;
+  }
+
   get(): Promise<T> {
-    if (this.value && this.now() - this.value.at < this.value.ttlMs) return Promise.resolve(this.value.data);
+    if (this.fresh) return Promise.resolve(this.value!.data);
     if (this.inFlight) return this.inFlight;
     this.reads++;
     const started = this.now();
@@ -58,7 +68,7 @@ export class CachedRead<T> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
     try {
-      return (await Promise.race([this.get().catch(() => undefined), late])) ?? this.value?.data;
+      return (await Promise.race([this.get().catch(() => undefined), late])) ?? this.last;
     } finally {
       clearTimeout(timer);
     }

@@ -12,6 +12,20 @@ describe('CachedRead', () => {
     expect(await cache.get()).toBe(2);
     expect(cache.reads).toBe(2);
   });
+  it('fresh says whether get() would answer without a read; last is the value however old', async () => {
+    let now = 0;
+    let loads = 0;
+    const cache = new CachedRead(async () => ++loads, 1_000, () => now);
+    expect(cache.fresh).toBe(false);
+    expect(cache.last).toBeUndefined();
+    await cache.get();
+    now = 999;
+    expect(cache.fresh).toBe(true);
+    now = 1_000;
+    expect(cache.fresh).toBe(false);
+    expect(cache.last).toBe(1); // stale, still there
+    expect(loads).toBe(1); // asking does not read
+  });
   it('does not cache a failure', async () => {
     let fail = true;
     const cache = new CachedRead(async () => { if (fail) throw new Error('down'); return 7; }, 5_000);
