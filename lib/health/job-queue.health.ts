@@ -6,6 +6,7 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { isTimerMs, MAX_TIMER_MS } from '../options/timer-ms';
 import { WorkerVitals } from '../scheduler/worker-vitals';
+import { CachedRead, type ReadPace } from '../stats/cached-read';
 import { readOldestReadyAgeMs } from '../stats/oldest-ready.sql';
 import { healthVerdict } from './health-verdict';
 import { pingDatabase } from './ping.sql';
@@ -18,25 +19,46 @@ export interface JobQueueHealthOptions {
 }
 
 /**
+ * The oldest ready age is read again at most once a second: a read of an ordinary table takes a
+ * few ms, so a probe a second or more apart still gets a fresh age.
+ */
+export const HEALTH_AGE_MIN_MS = 1_000;
+/**
+ * Its read costs a few index probes per (type, priority) of the ready jobs, on MySQL a statement
+ * each: 2.5-3.5 s with 5,000 types on MariaDB, and it was read again on every check (a probe every
+ * few seconds on each replica kept a connection and the server busy most of the time). Kept 20
+ * times as long as it took (at most 5% of the time, like the metrics gauge), at most 60 s: the
+ * gauge's 15 s cap let a 3 s read take 20% of each replica's time, and a `degraded` threshold is
+ * minutes, not seconds. A read that a stalled server held counts its wait as cost (up to the cap).
+ */
+export const HEALTH_AGE_PACE: ReadPace = { factor: 20, maxMs: 60_000 };
+
+/**
  * A @nestjs/terminus 12 health indicator for this process's queue: `down` when the database does
  * not answer, or when this process's claim loop or lease renewal has been failing, or waiting
  * for an answer, for longer than a lease TTL; `degraded` (HTTP 200, overall status `degraded`) when the oldest ready job
- * is older than `maxOldestReadyAgeMs`; else `up`. One read per check: the oldest ready age, a few
- * index probes per (type, priority) of the ready jobs (on MySQL a statement each), not a scan.
+ * is older than `maxOldestReadyAgeMs`; else `up`. The oldest ready age is a few index probes per
+ * (type, priority) of the ready jobs (on MySQL a statement each), not a scan, paced by its cost
+ * (HEALTH_AGE_PACE); a check between its reads only pings the database.
  */
 @Injectable()
 export class JobQueueHealthIndicator {
-  private reading: Promise<number> | undefined;
+  /**
+   * One read at a time, shared by the checks that arrive meanwhile. A check that times out leaves
+   * its read pending until the server answers: with a new read per check, a server that stopped
+   * answering collected one pending statement per probe, each holding a pooled connection.
+   */
+  private readonly oldestReady: CachedRead<number>;
   private pinging: Promise<void> | undefined;
-  /** The last oldest ready age read, for a check whose own read is still running. */
-  private lastAgeMs: number | undefined;
 
   constructor(
     private readonly health: HealthIndicatorService,
     private readonly db: JobQueueDatabase,
     private readonly vitals: WorkerVitals,
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-  ) {}
+  ) {
+    this.oldestReady = new CachedRead(() => readOldestReadyAgeMs(db), HEALTH_AGE_MIN_MS, Date.now, HEALTH_AGE_PACE);
+  }
 
   async isHealthy<const Key extends string>(key: Key, options: JobQueueHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
     const { maxOldestReadyAgeMs, timeoutMs = 3_000 } = options;
@@ -78,18 +100,23 @@ export class JobQueueHealthIndicator {
    * reported down. So if it has not answered by half the time, a ping asks whether the database
    * answers at all: if the ping does and the read does not by the deadline, the database is up
    * and the age is the last one read (null before the first); if neither does, it is down.
+   * While the last age read is fresh under HEALTH_AGE_PACE, the ping alone says whether the
+   * database answers (within `timeoutMs`), and the age is that one.
    */
-  private async readDatabase(timeoutMs: number): Promise<{ ok: true; oldestReadyAgeMs?: number } | { ok: false; error: string }> {
-    const age = tracked(this.readOldestReadyAge());
+  private async readDatabase(timeoutMs: number): Promise<DatabaseAnswer> {
+    if (this.oldestReady.fresh) {
+      const ping = tracked(this.ping());
+      await waitAtMost(ping.settled, timeoutMs);
+      return pingAnswer(ping, this.oldestReady.last, timeoutMs);
+    }
+    const age = tracked(this.oldestReady.get());
     const half = Math.max(1, Math.floor(timeoutMs / 2));
     await waitAtMost(age.settled, half);
     const ping = age.state === 'pending' ? tracked(this.ping()) : undefined;
     if (age.state === 'pending') await waitAtMost(age.settled, timeoutMs - half);
     if (age.state === 'ok') return { ok: true, oldestReadyAgeMs: age.value };
     if (age.state === 'failed') return { ok: false, error: age.error!.message };
-    if (ping?.state === 'ok') return { ok: true, oldestReadyAgeMs: this.lastAgeMs };
-    if (ping?.state === 'failed') return { ok: false, error: ping.error!.message };
-    return { ok: false, error: `no answer within ${timeoutMs} ms` };
+    return pingAnswer(ping!, this.oldestReady.last, timeoutMs);
   }
 
   /** One ping at a time, shared like the read. */
@@ -97,18 +124,15 @@ export class JobQueueHealthIndicator {
     this.pinging ??= pingDatabase(this.db).finally(() => (this.pinging = undefined));
     return this.pinging;
   }
+}
 
-  /**
-   * One read at a time, shared by the checks that arrive meanwhile. A check that times out leaves
-   * its read pending until the server answers: with a new read per check, a server that stopped
-   * answering collected one pending statement per probe, each holding a pooled connection.
-   */
-  private readOldestReadyAge(): Promise<number> {
-    this.reading ??= readOldestReadyAgeMs(this.db)
-      .then((ageMs) => (this.lastAgeMs = ageMs))
-      .finally(() => (this.reading = undefined));
-    return this.reading;
-  }
+type DatabaseAnswer = { ok: true; oldestReadyAgeMs?: number } | { ok: false; error: string };
+
+/** What a ping, as far as it got by the deadline, says: up with the given age, or down and why. */
+function pingAnswer(ping: Tracked<void>, ageMs: number | undefined, timeoutMs: number): DatabaseAnswer {
+  if (ping.state === 'ok') return { ok: true, oldestReadyAgeMs: ageMs };
+  if (ping.state === 'failed') return { ok: false, error: ping.error!.message };
+  return { ok: false, error: `no answer within ${timeoutMs} ms` };
 }
 
 function iso(ms: number): string | null {
