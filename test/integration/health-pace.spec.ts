@@ -96,7 +96,8 @@ describeDialects('health checks pace the oldest ready age read', (db) => {
     const started = performance.now();
     const ages: unknown[] = [];
     for (let i = 0; i < N; i++) {
-      const check = (await health.isHealthy('q', { maxOldestReadyAgeMs: 2 * OLDEST_MS })).q;
+      // A long timeout: the check that reads waits for it however loaded the machine.
+      const check = (await health.isHealthy('q', { maxOldestReadyAgeMs: 2 * OLDEST_MS, timeoutMs: 20_000 })).q;
       expect(check.status).toBe('up');
       ages.push(check.oldestReadyAgeMs);
     }
@@ -114,7 +115,10 @@ describeDialects('health checks pace the oldest ready age read', (db) => {
     // Past the last read's pace: the next check reads.
     await new Promise((r) => setTimeout(r, staleAfter(reads[reads.length - 1])));
     const before = reads.length;
-    const first = (await health.isHealthy('q')).q;
+    // A long timeout: the check that reads waits for it (with 3 s, a read slower than 1.5 s on a
+    // loaded machine gave the last age, the ping's answer).
+    const timeoutMs = 20_000;
+    const first = (await health.isHealthy('q', { timeoutMs })).q;
     expect(reads.length).toBe(before + 1);
     const read = reads[reads.length - 1];
     const firstEnd = performance.now();
@@ -124,7 +128,7 @@ describeDialects('health checks pace the oldest ready age read', (db) => {
     while (reads.length === before + 1) {
       if (performance.now() - read.at > ttlFor(firstEnd - read.at) + 2_000) throw new Error(`no new read ${Math.round(performance.now() - read.at)} ms after the last`);
       await new Promise((r) => setTimeout(r, 100));
-      const check = (await health.isHealthy('q')).q;
+      const check = (await health.isHealthy('q', { timeoutMs })).q;
       if (reads.length === before + 1) seen.push(check.oldestReadyAgeMs);
       else next = check;
     }
