@@ -1,5 +1,6 @@
+import type { SqlDialect } from '../database/dialects';
 import { inChunks, skewedListChunk } from '../database/in-chunks';
-import { sql } from '../database/sql';
+import { sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { deleteIdleKeyRows, nowMs } from '../enqueue/job-keys.sql';
 import { takeBatch } from '../finalize/take-batch';
@@ -19,6 +20,19 @@ const OPEN = `'waiting', 'ready', 'leased', 'running'`;
 export const SQLITE_RETENTION_BATCH_BYTES = 8 * 1024 * 1024;
 
 
+/**
+ * Where a retention run goes on: after this row in the batches' order (`finished_at`, id). The
+ * rows before it were removed or are held (tied to unfinished work, or locked), so the next batch
+ * starts after it instead of stepping over every held row again: 100,000 finished children of an
+ * open container made each batch look them all up (a run removing 50,000 jobs behind them: 15 s
+ * on PostgreSQL, 2 s now). Rows freed meanwhile are removed at the next run. `finishedAt` is the database's
+ * exact text of the time (PostgreSQL keeps microseconds, which a Date would round away).
+ */
+export interface RetentionCursor {
+  finishedAt: string;
+  id: number;
+}
+
 export interface RetentionBatch {
   jobs: number;
   keyRows: number;
@@ -26,6 +40,8 @@ export interface RetentionBatch {
   more: boolean;
   /** SQLite: the bytes of the removed rows' args, results and errors (0 elsewhere). */
   bytes: number;
+  /** The last removed row: the next batch of this run starts after it (null: none removed). */
+  last: RetentionCursor | null;
 }
 
 /**
@@ -42,6 +58,7 @@ export async function removeFinishedJobs(
   olderThanMs: number,
   batch: number,
   archive: boolean,
+  after: RetentionCursor | null = null,
 ): Promise<RetentionBatch> {
   const d = tx.dialect;
   const cutoff = d.addMs(d.now(), -olderThanMs);
@@ -58,14 +75,14 @@ export async function removeFinishedJobs(
   // row the batch might walk, then passes jit_above_cost: 0.3 s of compiling, so JIT is off.
   const probe = sql.raw(d.name === 'postgres' ? ' OFFSET 0' : '');
   if (d.name === 'postgres') await tx.run(noJitStatement());
-  const { rows: due } = await tx.run(sql`SELECT j.id, j.job_key FROM jobs j
-    WHERE j.finished_at < ${cutoff} AND ${finishedState} IN ('done', 'failed', 'cancelled')
+  const { rows: due } = await tx.run(sql`SELECT j.id, j.job_key, ${finishedText(d)} AS finished_text FROM jobs j
+    WHERE j.finished_at < ${cutoff}${afterCursor(d, after)} AND ${finishedState} IN ('done', 'failed', 'cancelled')
       AND NOT EXISTS (SELECT 1 FROM job_deps dd JOIN jobs x ON x.id = dd.job_id WHERE dd.depends_on_id = j.id AND x.state IN (${sql.raw(OPEN)})${probe})
       AND NOT EXISTS (SELECT 1 FROM job_deps du JOIN jobs u ON u.id = du.depends_on_id WHERE du.job_id = j.id AND u.state IN (${sql.raw(OPEN)})${probe})
       AND NOT EXISTS (SELECT 1 FROM jobs p WHERE p.id = j.parent_id AND p.state IN (${sql.raw(OPEN)})${probe})
       AND NOT EXISTS (SELECT 1 FROM job_queue_keys k WHERE k.job_key = j.job_key AND k.window_ends_ms > ${nowMs(tx)}${probe})
     ORDER BY j.finished_at, j.id LIMIT ${batch}${lock}`);
-  if (!due.length) return { jobs: 0, keyRows: 0, more: false, bytes: 0 };
+  if (!due.length) return { jobs: 0, keyRows: 0, more: false, bytes: 0, last: null };
   const selected = due.length;
   const sizeOf = d.name === 'sqlite' ? await sqliteValueBytes(tx, due) : undefined;
   const rows = sizeOf ? takeBatch(due, batch, SQLITE_RETENTION_BATCH_BYTES, sizeOf) : due;
@@ -84,7 +101,22 @@ export async function removeFinishedJobs(
   const { affected } = await tx.run(sql`DELETE FROM jobs WHERE id IN (${ids})`);
   // The rows are locked: these keys' holders were these jobs, and are gone now.
   const keys = rows.filter((r) => r.job_key != null).map((r) => String(r.job_key));
-  return { jobs: affected, keyRows: await deleteIdleKeyRows(tx, keys), more, bytes };
+  const tail = rows[rows.length - 1];
+  const last = { finishedAt: String(tail.finished_text), id: Number(tail.id) };
+  return { jobs: affected, keyRows: await deleteIdleKeyRows(tx, keys), more, bytes, last };
+}
+
+/** `finished_at` as text that compares back exactly (see RetentionCursor); ISO 8601 on PostgreSQL, whatever its DateStyle. */
+function finishedText(d: SqlDialect): Sql {
+  if (d.name === 'postgres') return sql`to_char(j.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+  return d.name === 'mysql' ? sql`CAST(j.finished_at AS CHAR)` : sql`j.finished_at`;
+}
+
+/** Rows after the cursor in (finished_at, id) order, as a range of jobs_finished_idx. */
+function afterCursor(d: SqlDialect, after: RetentionCursor | null): Sql {
+  if (!after) return sql``;
+  const at = d.name === 'postgres' ? sql`${after.finishedAt}::timestamptz` : sql`${after.finishedAt}`;
+  return sql` AND j.finished_at >= ${at} AND (j.finished_at > ${at} OR j.id > ${after.id})`;
 }
 
 /**

@@ -11,7 +11,7 @@ import { writeIsolatingFailures } from '../finalize/isolate-failures';
 import { SlicedPromotions } from '../finalize/sliced-promotions';
 import { expiredLeaseIds, reclaimExpiredLeases } from './reclaim.sql';
 import { firstRetentionLimit, nextRetentionLimit } from './retention-limit';
-import { removeFinishedJobs } from './retention.sql';
+import { removeFinishedJobs, type RetentionCursor } from './retention.sql';
 import { deleteIdleKeyRows, keysWithoutHolder } from '../enqueue/job-keys.sql';
 import type { SweepResult, SweepScope } from './sweep-result';
 import { failOverdueJobs, overdueJobIds } from './timeout.sql';
@@ -92,8 +92,11 @@ export class SweepsService {
     let total = 0;
     let keyRows = 0;
     try {
+      // Each batch goes on after the last one's rows, not over the rows held before them again.
+      let after: RetentionCursor | null = null;
       for (let limit = firstRetentionLimit(this.db.dialect.name === 'sqlite', r.batchSize); ; ) {
-        const n = await this.db.transaction((tx) => removeFinishedJobs(tx, r.olderThanMs, limit, r.mode === 'archive'));
+        const n = await this.db.transaction((tx) => removeFinishedJobs(tx, r.olderThanMs, limit, r.mode === 'archive', after));
+        after = n.last ?? after;
         total += n.jobs;
         keyRows += n.keyRows;
         if (!n.more) break;

@@ -115,7 +115,7 @@ describeDialects(
       await app.rows('ANALYZE TABLE jobs, job_deps');
       statements.length = 0;
       // Oldest first: the 500 above (200,000 bulk rows finished now).
-      expect(await removeFinishedJobs(recorder, 3_600_000, 500, false)).toEqual({ jobs: 500, keyRows: 0, more: true, bytes: 0 });
+      expect(await removeFinishedJobs(recorder, 3_600_000, 500, false)).toMatchObject({ jobs: 500, keyRows: 0, more: true, bytes: 0 });
       const reads = await listReads();
       expect(reads.filter((r) => r.column === 'depends_on_id').reduce((n, r) => n + r.values, 0)).toBe(500);
       expect(fullReads(reads)).toEqual([]);
