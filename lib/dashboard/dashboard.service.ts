@@ -17,7 +17,7 @@ import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { parseJobsQuery, parseSchedulesQuery } from './dashboard-query';
 import { readOldestReadyAgeMs } from '../stats/oldest-ready.sql';
-import { cappedStateCount, groupsInFlight, pausedPreview, scheduleCount, workersInFlight } from './dashboard-stats.sql';
+import { cappedStateCount, groupsInFlight, pausedCount, pausedPreview, scheduleCount, workersInFlight } from './dashboard-stats.sql';
 import { ThroughputHistory } from './throughput-history';
 import { toPauseTarget, type PausedEntry } from '../pause/pause-target';
 import { SharedSnapshots } from './shared-snapshot';
@@ -165,9 +165,10 @@ export class DashboardService {
    */
   async paused(): Promise<{ paused: OverviewView['paused']; pausedCount: number }> {
     const { rows } = await this.db.run(pausedPreview(MAX_PAUSED));
+    const total = rows.length < MAX_PAUSED ? rows.length : Number((await this.db.run(pausedCount())).rows[0]?.n ?? 0);
     return {
       paused: rows.map((r) => toPauseTarget({ kind: r.kind as PausedEntry['kind'], name: String(r.name) })),
-      pausedCount: rows.length ? Number(rows[0].total) : 0,
+      pausedCount: Math.max(total, rows.length),
     };
   }
 
