@@ -8,7 +8,8 @@ import { graphEdges, walkJobGraph } from '../query/graph-walk';
 import { GRAPH_CHUNK } from '../query/job-graph.sql';
 import { findPage } from '../query/read-page';
 import { boundHead, boundJson, boundText, type BoundedText } from './bounded-text';
-import { jobPreviewColumns } from './dashboard-jobs.sql';
+import { jobDetailStatement, jobPreviewColumns } from './dashboard-jobs.sql';
+import { parseJson, toJobRecord, toJobView } from '../database/job-row';
 import { schedulePreviewColumns } from './dashboard-schedules.sql';
 import { findSchedulePage } from '../recurring/schedule-page';
 import { graphNodeSummaries } from './dashboard-graph.sql';
@@ -142,16 +143,28 @@ export class DashboardService {
     return { schedules: page.rows.map((r) => toScheduleRow(r, this.db.dialect)), nextCursor: page.nextCursor, count };
   }
 
+  /**
+   * A job's fields, its args and result as indented JSON and its error, each at most
+   * MAX_FIELD_CHARS. Values longer than that are read only as far as they are shown and sent
+   * as their stored (compact) JSON, cut: reading them whole cost 200 ms and 17 MB a refresh for a
+   * 16 MB result on PostgreSQL, every 2 s while the page is open.
+   */
   async job(id: number): Promise<Record<string, unknown> | null> {
-    const job = await this.queue.get(id);
-    if (!job) return null;
-    const { args, result, lastError, currentStage, ...fields } = job;
+    const d = this.db.dialect;
+    const { rows: [row] } = await this.db.run(jobDetailStatement(d, id, MAX_FIELD_CHARS + 1));
+    if (!row) return null;
+    const whole = (column: string) => row[column] == null || Number(row[`${column}_length`]) <= MAX_FIELD_CHARS;
+    const json = (column: string) =>
+      whole(column) ? boundJson(parseJson(row[column]), MAX_FIELD_CHARS) : boundHead(String(row[column]), Number(row[`${column}_length`]), MAX_FIELD_CHARS);
+    const { args: _args, result: _result, lastError: _error, currentStage, ...fields } = toJobView(
+      toJobRecord({ ...row, args: null, result: null, last_error: null }, d),
+    );
     return {
       ...fields,
       stage: stageText(currentStage),
-      args: boundJson(args, MAX_FIELD_CHARS),
-      result: result === null ? null : boundJson(result, MAX_FIELD_CHARS),
-      error: lastError === null ? null : boundText(lastError, MAX_FIELD_CHARS),
+      args: json('args'),
+      result: row.result == null ? null : json('result'),
+      error: row.last_error == null ? null : boundHead(String(row.last_error), Number(row.last_error_length), MAX_FIELD_CHARS),
     };
   }
 

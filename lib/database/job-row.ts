@@ -28,6 +28,14 @@ export function jobColumns(dialect: SqlDialect, alias = ''): Sql {
   return columns;
 }
 
+/** jobColumns with some columns' expressions replaced (each naming its column, and any more it adds). */
+export function jobColumnsReplacing(dialect: SqlDialect, replace: Readonly<Record<string, Sql>>): Sql {
+  return sql.join([
+    ...PLAIN_COLUMNS.map((c) => replace[c] ?? sql`${sql.raw(c)}`),
+    ...TIME_COLUMNS.map((c) => sql`${dialect.selectTime(c)} AS ${sql.raw(c)}`),
+  ]);
+}
+
 /**
  * jobColumns, but args and result only where together they weigh at most `capBytes`, and their
  * size as `stored_bytes` (see storedBytes): a page of rows whose large values are read apart.
