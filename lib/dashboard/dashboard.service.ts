@@ -9,7 +9,7 @@ import { GRAPH_CHUNK } from '../query/job-graph.sql';
 import { findPage } from '../query/read-page';
 import { boundHead, boundJson, boundText, type BoundedText } from './bounded-text';
 import { jobDetailStatement, jobPreviewColumns } from './dashboard-jobs.sql';
-import { parseJson, toJobRecord, toJobView } from '../database/job-row';
+import { parseStoredJson, toJobRecord, toJobView } from '../database/job-row';
 import { schedulePreviewColumns } from './dashboard-schedules.sql';
 import { findSchedulePage } from '../recurring/schedule-page';
 import { graphNodeSummaries } from './dashboard-graph.sql';
@@ -155,7 +155,7 @@ export class DashboardService {
     if (!row) return null;
     const whole = (column: string) => row[column] == null || Number(row[`${column}_length`]) <= MAX_FIELD_CHARS;
     const json = (column: string) =>
-      whole(column) ? boundJson(parseJson(row[column]), MAX_FIELD_CHARS) : boundHead(String(row[column]), Number(row[`${column}_length`]), MAX_FIELD_CHARS);
+      whole(column) ? boundJson(parseStoredJson(row[column]), MAX_FIELD_CHARS) : boundHead(String(row[column]), Number(row[`${column}_length`]), MAX_FIELD_CHARS);
     const { args: _args, result: _result, lastError: _error, currentStage, ...fields } = toJobView(
       toJobRecord({ ...row, args: null, result: null, last_error: null }, d),
     );
