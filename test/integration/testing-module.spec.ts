@@ -15,8 +15,10 @@ import {
 import type { DataSource } from 'typeorm';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import type { Sql } from '../../lib/database/sql';
+import type { SqlResult } from '../../lib/database/sql-executor';
 
 let release: () => void = () => undefined;
+let flakyFailed = false;
 
 @Injectable()
 class Handlers {
@@ -33,6 +35,16 @@ class Handlers {
   @JobHandler('strict', { schema: z.object({ n: z.number() }) })
   async strict(args: { n: number }): Promise<number> {
     return args.n;
+  }
+
+  /** Fails its first attempt. */
+  @JobHandler('flaky')
+  async flaky(_args: unknown, ctx: JobContext): Promise<string> {
+    if (ctx.attempt === 1) {
+      flakyFailed = true;
+      throw new Error('first attempt');
+    }
+    return 'second';
   }
 
   /** Resolves with whether its signal is aborted, once it is or after 50 ms. */
@@ -87,12 +99,22 @@ describe('[sqlite] JobQueueTestingModule', () => {
         await queue.enqueueGraph(Array.from({ length: 1_000 }, (_, k) => ({ ref: `s${k}`, type: 'step', args: { n: k }, group: `g${k % 1_000}` })));
       }
       const db = moduleRef.get(JobQueueDatabase, { strict: false });
-      const run = db.run.bind(db);
       let summaries = 0;
-      jest.spyOn(db, 'run').mockImplementation((statement: Sql) => {
-        if (statement.strings.some((s) => s.includes('GROUP BY type, group_key, state'))) summaries++;
-        return run(statement);
-      });
+      // drain() reads the open work in a transaction of its own (with runDelayedNow).
+      const transaction = db.transaction.bind(db);
+      jest.spyOn(db, 'transaction').mockImplementation((work, options) =>
+        transaction(
+          (tx) =>
+            work({
+              dialect: tx.dialect,
+              run: (statement) => {
+                if (statement.strings.some((s) => s.includes('GROUP BY type, group_key, state'))) summaries++;
+                return tx.run(statement);
+              },
+            }),
+          options,
+        ),
+      );
       await queue.resume({ type: 'step' });
       const started = Date.now();
       expect(await tester.drain({ timeoutMs: 120_000 })).toEqual({ done: 20_000 });
@@ -103,6 +125,46 @@ describe('[sqlite] JobQueueTestingModule', () => {
       await moduleRef.close();
     }
   }, 180_000);
+
+  it("a failed attempt's retry written between drain's runDelayedNow and its read is still run", async () => {
+    // The order CI met (the README's example ended with its job ready, 1 attempt of 2): the job
+    // started after drain's look at the worker, and its retry (a later run_after) was written
+    // after runDelayedNow and before the read of the open work. Forced here: the retry's write
+    // waits until runDelayedNow has run after the failure, and the read waits 100 ms for it.
+    // drain() now makes both in one transaction, which the write cannot come between.
+    const { moduleRef, queue, tester } = await boot({ retryBackoff: { baseMs: 60_000, maxMs: 60_000 } });
+    try {
+      flakyFailed = false;
+      const db = moduleRef.get(JobQueueDatabase, { strict: false });
+      let delayedRan!: () => void;
+      const ranDelayed = new Promise<void>((r) => (delayedRan = r));
+      const watched = async (statement: Sql, run: (s: Sql) => Promise<SqlResult>): Promise<SqlResult> => {
+        const text = statement.strings.join('?');
+        if (flakyFailed && text.includes('GROUP BY type, group_key, state')) await new Promise((r) => setTimeout(r, 100));
+        const result = await run(statement);
+        if (flakyFailed && text.includes('SET run_after =') && text.includes('run_after >')) delayedRan();
+        return result;
+      };
+      const run = db.run.bind(db);
+      jest.spyOn(db, 'run').mockImplementation((statement: Sql) => watched(statement, run));
+      const transaction = db.transaction.bind(db);
+      let held = false;
+      jest.spyOn(db, 'transaction').mockImplementation(async (work, options) => {
+        // The first transaction after the failure that drain() did not open: the retry's write.
+        if (flakyFailed && !held && !new Error().stack?.includes('JobQueueTester')) {
+          held = true;
+          await Promise.race([ranDelayed, new Promise((r) => setTimeout(r, 2_000))]);
+        }
+        return transaction((tx) => work({ dialect: tx.dialect, run: (statement) => watched(statement, (s) => tx.run(s)) }), options);
+      });
+      const job = await queue.enqueue({ type: 'flaky' });
+      await tester.drain({ timeoutMs: 30_000 });
+      expect(await queue.get(job.id)).toMatchObject({ state: 'done', attempts: 2, result: 'second' });
+    } finally {
+      jest.restoreAllMocks();
+      await moduleRef.close();
+    }
+  });
 
   it('leaves delayed jobs alone with runDelayed: false', async () => {
     const { moduleRef, queue, tester } = await boot();
