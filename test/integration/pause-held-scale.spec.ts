@@ -41,8 +41,10 @@ describeDialects('pause and resume beside 100,000 paused groups', (db) => {
     const used = process.cpuUsage(start);
     const msPerPair = (used.user + used.system) / 1_000 / CALLS;
     process.stdout.write(`[${db.dialect}] pause + resume beside ${ENTRIES} paused groups: ${msPerPair.toFixed(2)} ms of CPU\n`);
-    // Each pair is two short transactions; a copy of 100,000 groups alone was 15 ms or more.
-    expect(msPerPair).toBeLessThan(8);
+    // Each pair is two short transactions: 3.3-3.6 ms alone, 8.6 ms once in CI's parallel phase
+    // (CPU time grows on a loaded machine too). Before: 31-57 ms, a copy of 100,000 groups
+    // alone being 15 ms or more; half the least of those still tells them apart.
+    expect(msPerPair).toBeLessThan(15);
     // A claim's list is a snapshot, rebuilt after a change.
     expect(list).toHaveLength(ENTRIES + 1);
     await app.queue.resume({ group: 'first' });
