@@ -26,10 +26,12 @@ describeDialects(
       ] as const) {
         let last = performance.now();
         let longest = 0;
+        let fired = 0;
         const timer = setInterval(() => {
           const now = performance.now();
           longest = Math.max(longest, now - last);
           last = now;
+          fired++;
         }, 5);
         const started = performance.now();
         last = started;
@@ -41,10 +43,12 @@ describeDialects(
         }
         const took = performance.now() - started;
         longest = Math.max(longest, performance.now() - last);
-        process.stdout.write(`[sqlite] ${n} x ${what} in a loop: ${took.toFixed(0)} ms, the longest a 5 ms timer waited ${longest.toFixed(0)} ms\n`);
-        // Before: the whole loop (2.8 s of enqueues here). A turn is due every 20 ms; the rest is
-        // this shared machine's scheduling and GC.
-        expect(longest).toBeLessThan(Math.min(500, took / 2));
+        process.stdout.write(`[sqlite] ${n} x ${what} in a loop: ${took.toFixed(0)} ms, a 5 ms timer fired ${fired} times and waited ${longest.toFixed(0)} ms at most\n`);
+        // Before: the timer waited the whole loop (2.8 s of enqueues here) and fired once, after it.
+        // A turn is due every 20 ms; CI's parallel phase once made the longest wait 0.8 s of a 7.3 s
+        // loop (the OS's scheduling, GC), so the bounds are shares of the loop, not milliseconds.
+        expect(longest).toBeLessThan(took / 2);
+        expect(fired).toBeGreaterThanOrEqual(took / 250);
       }
     }, 180_000);
   },
