@@ -1,6 +1,6 @@
-import { sql } from '../../lib/database/sql';
 import { PausedWork } from '../../lib/pause/paused-work';
 import { describeDialects } from '../support/describe-dialects';
+import { insertPausedGroups } from '../support/number-rows';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 
 /**
@@ -15,12 +15,7 @@ describeDialects('pause and resume beside 100,000 paused groups', (db) => {
 
   beforeAll(async () => {
     app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
-    const digits = `(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
-      UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)`;
-    const concat = db.dialect === 'mysql' ? `CONCAT('tenant-', a.d, b.d, c.d, e.d, f.d)` : `'tenant-' || a.d || b.d || c.d || e.d || f.d`;
-    await app.db.run(sql`INSERT INTO job_queue_paused (kind, name, paused_at)
-      SELECT 'group', ${sql.raw(concat)}, ${app.db.dialect.now()}
-      FROM ${sql.raw(digits)} a, ${sql.raw(digits)} b, ${sql.raw(digits)} c, ${sql.raw(digits)} e, ${sql.raw(digits)} f`);
+    await insertPausedGroups(app, ENTRIES);
   }, 60_000);
   afterAll(() => app?.close());
 
