@@ -66,3 +66,17 @@ export async function failAttempts(tx: SqlExecutor, items: FailedAttempt[], guar
 const FAILS_PER_STATEMENT = 500;
 /** Characters of error text per failing statement (each at most MAX_ERROR_LENGTH), well within MySQL's packet. */
 const FAIL_TEXT_PER_STATEMENT = 1024 * 1024;
+
+/**
+ * PostgreSQL: this worker's failed attempts in one call of `job_queue_fail` (migration 37): one
+ * round trip and one commit, the settled notification included. Rows: (`retried`, id) and
+ * (`failed`, id) per job written, or one (`cascade`, NULL) when a job failed for good has
+ * dependents or a container; then nothing was written and the caller takes the transactional
+ * path (failAttempts, then the cascade).
+ */
+export function failInOneStatementPostgres(owner: string, items: FailedAttempt[], notify: boolean): Sql {
+  const sorted = [...items].sort((a, b) => a.id - b.id);
+  return sql`SELECT kind, job FROM job_queue_fail(${owner}, ${sorted.map((i) => i.id)}::bigint[],
+    ${sorted.map((i) => storableErrorText(i.error))}::text[], ${sorted.map((i) => Math.max(0, Math.trunc(i.retryDelayMs)))}::float8[],
+    ${sorted.map((i) => i.final === true)}::boolean[], ${notify})`;
+}

@@ -15,7 +15,7 @@ import { completeJobs, completedViewsPostgres, completeThenClaimPostgres, comple
 import type { JobView } from '../job.types';
 import type { SettledJob } from './settled-job';
 import { storableErrorText } from './error-text';
-import { failAttempts, type FailedAttempt } from './fail.sql';
+import { failAttempts, failInOneStatementPostgres, type FailedAttempt } from './fail.sql';
 import { FollowUpFailed } from './follow-up-failed';
 import { GuardTurnedDown } from './guard-turned-down';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
@@ -48,7 +48,7 @@ interface WriteOutcome {
 
 const MAX_BATCH = 500;
 const MIN_BATCH_BYTES = 1024 * 1024;
-/** Fresh runs of the one-statement complete after a deadlock (the transactional path retries inside). */
+/** Fresh runs of a one-statement complete or fail after a deadlock (the transactional path retries inside). */
 const CONFLICT_RETRIES = 8;
 
 /**
@@ -244,12 +244,45 @@ export class FinalizeService {
     return this.db.dialect.name === 'postgres' && items.every((p) => p.completion && p.completion.parentId === null);
   }
 
+  /** PostgreSQL, nothing but failed attempts: one statement, unless one of them needs the cascade. */
+  private isFailuresOnly(items: Pending[]): boolean {
+    return this.db.dialect.name === 'postgres' && items.every((p) => p.failure);
+  }
+
+  /**
+   * `failures` in one call of `job_queue_fail` (see failInOneStatementPostgres), which announces
+   * the jobs failed for good itself. Undefined when one needs the cascade: nothing was written.
+   */
+  private async failInOneStatement(owner: string, failures: FailedAttempt[]): Promise<WriteOutcome | undefined> {
+    let rows: Row[];
+    try {
+      ({ rows } = await this.db.run(failInOneStatementPostgres(owner, failures, this.options.listenNotify)));
+    } catch (err) {
+      this.claimer?.missed();
+      throw err;
+    }
+    if (rows.some((r) => r.kind === 'cascade')) return undefined;
+    const notified = this.options.listenNotify;
+    const retried: number[] = [];
+    const failed: SettledJob[] = [];
+    for (const r of rows) {
+      if (r.kind === 'retried') retried.push(Number(r.job));
+      else failed.push({ id: Number(r.job), parentId: null, outcome: 'failed', notified });
+    }
+    this.claimer?.missed();
+    return { done: [], failed: { retried, failed }, result: { settled: failed, promoted: 0 } };
+  }
+
   /** One transaction for `items`, all or nothing; it ends with the worker's claim if one is attached. */
   private async write(items: Pending[]): Promise<WriteOutcome> {
     const owner = this.options.workerId;
     const completions = items.flatMap((p) => (p.completion ? [p.completion] : []));
     const failures = items.flatMap((p) => (p.failure ? [p.failure] : []));
     if (this.isOneStatement(items)) return this.completeInOneStatement(owner, completions);
+    if (this.isFailuresOnly(items)) {
+      const outcome = await this.failInOneStatement(owner, failures);
+      if (outcome) return outcome;
+    }
     const claimer = this.claimer;
     this.claimPassed = claimer === undefined;
     let asked = false;
@@ -322,7 +355,7 @@ export class FinalizeService {
       return this.retrying.signal.aborted ? 'give-up' : 'retry';
     }
     // Lock conflicts keep the path they always had: rerun, then give up to the lease expiry.
-    if (isTransientConflict(err)) return this.isOneStatement(items) && attempt < CONFLICT_RETRIES ? 'retry' : 'give-up';
+    if (isTransientConflict(err)) return (this.isOneStatement(items) || this.isFailuresOnly(items)) && attempt < CONFLICT_RETRIES ? 'retry' : 'give-up';
     if (items.length > 1 && !this.splitLogged) {
       this.splitLogged = true;
       this.logger.warn(`the database refused a finalize of ${items.length} job(s) (${quoteDbError(err)}); writing it in halves to find the job at fault`);
