@@ -179,7 +179,7 @@ export class FinalizeService {
         if (!first) await new Promise((r) => setImmediate(r));
         const batch = takeBatch(this.queue, MAX_BATCH, this.batchBytes, bytesOf);
         this.writing = batch.length;
-        await this.flushBatch(batch);
+        for (const part of this.byKind(batch)) await this.flushBatch(part);
       }
     } finally {
       this.flushing = undefined;
@@ -242,6 +242,18 @@ export class FinalizeService {
   /** PostgreSQL, nothing but completions of jobs outside containers: one statement. */
   private isOneStatement(items: Pending[]): boolean {
     return this.db.dialect.name === 'postgres' && items.every((p) => p.completion && p.completion.parentId === null);
+  }
+
+  /**
+   * PostgreSQL: the completions and the failures of a batch as two writes, each one statement
+   * (see isOneStatement, isFailuresOnly). Written together they took the transaction: with one
+   * job in twenty failing, nearly every batch did, and throughput at prefetch 500 fell by half.
+   * Jobs finalize independently; each write is still all or nothing.
+   */
+  private byKind(batch: Pending[]): Pending[][] {
+    if (this.db.dialect.name !== 'postgres') return [batch];
+    const completions = batch.filter((p) => p.completion);
+    return completions.length === 0 || completions.length === batch.length ? [batch] : [completions, batch.filter((p) => p.failure)];
   }
 
   /** PostgreSQL, nothing but failed attempts: one statement, unless one of them needs the cascade. */

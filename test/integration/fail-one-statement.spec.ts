@@ -165,6 +165,7 @@ describeDialects(
 
     it('2,000 failures in batches: every job failed once, every dependent cancelled, one failed event each', async () => {
       app = await startQueueApp(db, { concurrency: 10, prefetch: 500, pollIntervalMs: 200 }, [Failing]);
+      await resetTables(app);
       const nodes: Array<{ ref: string; type: string; dependsOn?: string[] }> = [];
       for (let i = 0; i < 2_000; i++) nodes.push({ ref: `f${i}`, type: 'boom' });
       // Every 50th failure has a dependent, so some batches take the cascade and most do not.
@@ -184,6 +185,44 @@ describeDialects(
       expect(new Set(events).size).toBe(2_000);
       expect(events.length).toBe(2_000);
       expect(calls.fail).toBeGreaterThan(0);
+    });
+
+    it('one job in twenty failing: completions and failures each in one statement, no finalize transaction', async () => {
+      app = await startQueueApp(db, { concurrency: 10, prefetch: 500, pollIntervalMs: 200 }, [Failing]);
+      await resetTables(app);
+      const calls = { complete: 0, fail: 0, inTransaction: [] as string[] };
+      const run = app.db.run.bind(app.db);
+      app.db.run = (s: Sql) => {
+        const text = s.render('postgres').text;
+        if (text.includes('job_queue_fail(')) calls.fail++;
+        if (text.includes('job_queue_complete')) calls.complete++;
+        return run(s);
+      };
+      // The transactional path's complete and fail (lib/finalize/complete.sql.ts, fail.sql.ts).
+      const transaction = app.db.transaction.bind(app.db);
+      app.db.transaction = ((work, options) =>
+        transaction(
+          (tx) =>
+            work({
+              dialect: tx.dialect,
+              run: (s) => {
+                const text = s.render('postgres').text;
+                if (/UPDATE jobs SET (result|state = CASE WHEN)/.test(text)) calls.inTransaction.push(text.slice(0, 60));
+                return tx.run(s);
+              },
+            }),
+          options,
+        )) as typeof app.db.transaction;
+      await app.queue.enqueueGraph(Array.from({ length: 4_000 }, (_, i) => ({ ref: `j${i}`, type: i % 20 === 0 ? 'boom' : 'after' })));
+      await eventually('every job finished', async () => (await app.count(`state IN ('done', 'failed')`)) === 4_000, 60_000);
+      expect(await app.count(`state = 'failed' AND type = 'boom'`)).toBe(200);
+      expect(await app.count(`state = 'done' AND type = 'after'`)).toBe(3_800);
+      const events = app.module.get(Failing).failedEvents;
+      await eventually('a failed event per failed job', async () => events.length >= 200, 10_000);
+      expect(new Set(events).size).toBe(200);
+      expect(calls.inTransaction).toEqual([]);
+      expect(calls.fail).toBeGreaterThan(0);
+      expect(calls.complete).toBeGreaterThan(0);
     });
   },
   ['postgres'],
