@@ -100,8 +100,3 @@ function mysqlDegree(job: string): Sql {
   return sql`(${capped('job_deps', 'job_id')} + ${capped('job_deps', 'depends_on_id')} + ${capped('jobs', 'parent_id')}
     + (SELECT COUNT(x.parent_id) FROM jobs x WHERE x.id = ${j}))`;
 }
-
-/** PostgreSQL: no JIT compilation for the rest of the transaction (see walkJobGraph). */
-export function noJitStatement(): Sql {
-  return sql`SET LOCAL jit = off`;
-}

@@ -2,7 +2,8 @@ import { skewedListChunk } from '../database/in-chunks';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { JobNotFoundError } from '../errors/job.errors';
 import { reachedLevels, type ReachRow } from './graph-levels';
-import { graphReachStatement, noJitStatement, REACH_BUDGET, REACH_DEPTH } from './graph-reach.sql';
+import { noJitStatement } from '../database/no-jit.sql';
+import { graphReachStatement, REACH_BUDGET, REACH_DEPTH } from './graph-reach.sql';
 import { GRAPH_CHUNK, graphEdgesStatement, graphRootStatement, neighboursStatement } from './job-graph.sql';
 
 /** A walk stops collecting jobs here and reports `truncated: true`. */

@@ -1,10 +1,10 @@
 import type { SqlDialect } from '../database/dialects';
 import { inChunks, skewedListChunk } from '../database/in-chunks';
+import { noJitStatement } from '../database/no-jit.sql';
 import { sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { deleteIdleKeyRows, nowMs } from '../enqueue/job-keys.sql';
 import { takeBatch } from '../finalize/take-batch';
-import { noJitStatement } from '../query/graph-reach.sql';
 
 const JOB_COLUMNS = `id, type, ref, args, result, state, parent_id, is_container, pending_deps, pending_children,
   failed_children, group_key, weight, priority, lease_owner, lease_expires, heartbeat_at, run_after, attempts,
