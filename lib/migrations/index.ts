@@ -66,6 +66,7 @@ import { JobQueueVersionsPostgres1768600000001 } from './postgres/1768600000001-
 import { JobQueueReadyDueOrderPostgres1768700000001 } from './postgres/1768700000001-job-queue-ready-due-order';
 import { JobQueueWeightSetsPostgres1768800000001 } from './postgres/1768800000001-job-queue-weight-sets';
 import { JobQueueTraceUpstreamLinksPostgres1769000000002 } from './postgres/1769000000002-job-queue-trace-upstream-links';
+import { JobQueueParentIdIndexPostgres1769100000001 } from './postgres/1769100000001-job-queue-parent-id-index';
 import { JobQueueFailFunctionPostgres1769200000001 } from './postgres/1769200000001-job-queue-fail-function';
 import { JobQueueVersionsMysql1768600000001 } from './mysql/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderMysql1768700000001 } from './mysql/1768700000001-job-queue-ready-due-order';
@@ -116,6 +117,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueWeightSetsPostgres1768800000001,
     JobQueueScheduleDeclarationsPostgres1769000000001,
     JobQueueTraceUpstreamLinksPostgres1769000000002,
+    JobQueueParentIdIndexPostgres1769100000001,
     JobQueueFailFunctionPostgres1769200000001,
   ],
   mysql: [

@@ -20,7 +20,7 @@ export function needsWindow(d: SqlDialect, f: NormalizedFilter): boolean {
 
 /**
  * The conditions indexes serve: state (state, id), type (type, id), group (group_key, id),
- * parent (parent_id), key (unique), and on PostgreSQL argsContains (GIN on args::jsonb).
+ * parent (parent_id, id), key (unique), and on PostgreSQL argsContains (GIN on args::jsonb).
  */
 function indexedConditions(d: SqlDialect, f: NormalizedFilter, alias: string): Sql[] {
   const c = (column: string) => sql.raw(alias ? `${alias}.${column}` : column);
@@ -76,17 +76,27 @@ function scalarMatch(type: Sql, value: Sql, expected: string | number | boolean 
 }
 
 /**
- * MariaDB/MySQL: with two or more of state, type and group given, the planner intersects their
- * indexes and sorts every match (measured: 1.4 s for state+type at 1M rows). One index read
- * newest first and filtered is far cheaper: the group (most selective in practice, a tenant),
- * else a single state, else a single type.
+ * MariaDB/MySQL: with two or more of state, type, group and parent given, the planner intersects
+ * their indexes and sorts every match (measured: 1.4 s for state+type at 1M rows; 30,000 index
+ * reads for a page of a 10,000-child container's done children). One index read newest first and
+ * filtered is far cheaper: the parent (a container's children, bounded by its size), else the
+ * group (most selective in practice, a tenant), else a single state, else a single type. A key
+ * picks one row through its unique index, so a key is left to the planner.
  */
 function mysqlIndexHint(d: SqlDialect, f: NormalizedFilter): Sql {
-  if (d.name !== 'mysql') return sql``;
-  const given = [f.states, f.types, f.group].filter((x) => x !== undefined).length;
+  if (d.name !== 'mysql' || f.key !== undefined) return sql``;
+  const given = [f.states, f.types, f.group, f.parentId].filter((x) => x !== undefined).length;
   if (given < 2) return sql``;
   const index =
-    f.group !== undefined ? 'jobs_group_id_idx' : f.states?.length === 1 ? 'jobs_state_id_idx' : f.types?.length === 1 ? 'jobs_type_id_idx' : 'jobs_state_id_idx';
+    f.parentId !== undefined
+      ? 'jobs_parent_idx'
+      : f.group !== undefined
+        ? 'jobs_group_id_idx'
+        : f.states?.length === 1
+          ? 'jobs_state_id_idx'
+          : f.types?.length === 1
+            ? 'jobs_type_id_idx'
+            : 'jobs_state_id_idx';
   return sql`${sql.raw(` USE INDEX (${index})`)}`;
 }
 

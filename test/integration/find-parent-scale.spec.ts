@@ -1,0 +1,148 @@
+import { jobQueueMigrations, type JobFilter } from '../../lib';
+import type { Sql } from '../../lib/database/sql';
+import { findPageStatement } from '../../lib/query/find-jobs.sql';
+import { normalizeFilter } from '../../lib/query/job-filter';
+import { readPage } from '../../lib/query/read-page';
+import { describeDialects } from '../support/describe-dialects';
+import { numbers } from '../support/number-rows';
+import { explainText, mysqlRowsRead } from '../support/plan-reads';
+import { startQueueApp, type QueueApp } from '../support/queue-app';
+
+const ROWS = 1_000_000;
+const CONTAINERS = 1_000;
+const PAGE = 50;
+/** Rows a page of PAGE may read: its PAGE + 1 rows, and as many again of slack. */
+const READ_BOUND = 2 * (PAGE + 1);
+
+interface PlanNode {
+  'Node Type': string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+/** PostgreSQL: rows the plan's table and index scans produced or filtered out. */
+function rowsScanned(node: PlanNode): number {
+  const own =
+    /Scan/.test(node['Node Type']) && node['Node Type'] !== 'Bitmap Index Scan'
+      ? node['Actual Rows'] * node['Actual Loops'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)
+      : 0;
+  return own + (node.Plans ?? []).reduce((n, p) => n + rowsScanned(p), 0);
+}
+
+/** One find page (below `before`) and the rows the server read for it: EXPLAIN ANALYZE on PostgreSQL, Handler_read on MySQL (none counted on SQLite). */
+async function pageReads(app: QueueApp, filter: JobFilter, before: number | null): Promise<{ ids: number[]; next: number | null; read: number }> {
+  const f = normalizeFilter(filter);
+  if (app.db.dialect.name === 'mysql') {
+    const { result, read } = await mysqlRowsRead(app, (tx) => readPage(tx, f, before, PAGE));
+    return { ids: result.rows.map((r) => Number(r.id)), next: result.nextBefore, read };
+  }
+  const statements: Sql[] = [];
+  const recorder = { dialect: app.db.dialect, run: (s: Sql) => (statements.push(s), app.db.run(s)) };
+  const page = await readPage(recorder, f, before, PAGE);
+  let read = 0;
+  for (const s of app.db.dialect.name === 'postgres' ? statements : []) {
+    const { text, params } = s.render('postgres');
+    const [row] = await app.dataSource.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
+    read += rowsScanned(row['QUERY PLAN'][0].Plan);
+  }
+  return { ids: page.rows.map((r) => Number(r.id)), next: page.nextBefore, read };
+}
+
+/**
+ * 1,000 containers, then 1,000,000 jobs: the oldest 10,000 children of one container (a fan-out
+ * enqueued long ago), after them every 100th job a child of a second container, every other job
+ * a child of one of 998 more, the rest without a parent.
+ */
+async function fill(app: QueueApp): Promise<{ old: number; spread: number }> {
+  const d = app.db.dialect.name;
+  const now = d === 'postgres' ? 'now()' : d === 'mysql' ? 'UTC_TIMESTAMP(3)' : `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
+  await app.rows(
+    `INSERT INTO jobs (type, args, state, is_container, pending_children, run_after, created_at, updated_at) SELECT 't', '{}', 'waiting', 1, 1, ${now}, ${now}, ${now} FROM ${numbers(app, CONTAINERS).render(d).text}`,
+  );
+  const old = Number((await app.rows(`SELECT MIN(id) AS id FROM jobs`))[0].id);
+  for (let b = 0; b < ROWS / 100_000; b++) {
+    const g = `(i + ${b * 100_000})`;
+    const parent = `CASE WHEN ${g} <= 10000 THEN ${old} WHEN ${g} % 100 = 0 THEN ${old + 1} WHEN ${g} % 2 = 1 THEN ${old + 2} + (${g} % ${CONTAINERS - 2}) ELSE NULL END`;
+    await app.rows(
+      `INSERT INTO jobs (type, args, state, parent_id, run_after, created_at, updated_at, finished_at) SELECT 't', '{}', 'done', ${parent}, ${now}, ${now}, ${now}, ${now} FROM ${numbers(app, 100_000).render(d).text}`,
+    );
+  }
+  await app.rows(d === 'postgres' ? 'VACUUM ANALYZE jobs' : d === 'mysql' ? 'ANALYZE TABLE jobs' : 'ANALYZE');
+  return { old, spread: old + 1 };
+}
+
+describeDialects('find({ parentId }) at 1,000,000 jobs: a page reads its own rows', (db) => {
+  it('a container of 10,000 old children, one of 10,000 spread over the table, with state or type: first and next page read about 50 rows', async () => {
+    const app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
+    try {
+      const { old, spread } = await fill(app);
+      const newest = async (parent: number, below = Number.MAX_SAFE_INTEGER) =>
+        (await app.rows(`SELECT id FROM jobs WHERE parent_id = ${parent} AND id < ${below} ORDER BY id DESC LIMIT ${PAGE}`)).map((r) => Number(r.id));
+      const filters: JobFilter[] = [{ parentId: old }, { parentId: spread }, { parentId: old, state: 'done' }, { parentId: spread, type: 't' }];
+      const reads: Array<{ filter: string; first: number | string; next: number | string }> = [];
+      for (const filter of filters) {
+        const parent = filter.parentId!;
+        const first = await pageReads(app, filter, null);
+        expect(first.ids).toEqual(await newest(parent));
+        const next = await pageReads(app, filter, first.next);
+        expect(next.ids).toEqual(await newest(parent, first.next!));
+        reads.push({ filter: JSON.stringify(filter), first: first.read, next: next.read });
+      }
+      // Before (PostgreSQL): the first page of `old` walked the primary key past its 990,000
+      // newer jobs, of `spread` past about 5,000; MySQL intersected parent and state, 30,052.
+      if (db.dialect !== 'sqlite') {
+        const within = (n: number | string) => (Number(n) <= READ_BOUND ? n : `at most ${READ_BOUND}`);
+        expect(reads).toEqual(reads.map((r) => ({ ...r, first: within(r.first), next: within(r.next) })));
+      }
+      if (db.dialect === 'sqlite') {
+        // No counter of rows read: the plan reads the parent index newest first, with no sort.
+        for (const filter of filters) {
+          const plan = await explainText(app, 'EXPLAIN QUERY PLAN', findPageStatement(app.db.dialect, normalizeFilter(filter), { beforeId: null }, PAGE));
+          expect(plan).toMatch(/USING INDEX jobs_parent_idx \(parent_id=\?\)/);
+          expect(plan).not.toMatch(/TEMP B-TREE/);
+        }
+      }
+    } finally {
+      await app.close();
+    }
+  }, 300_000);
+});
+
+describeDialects(
+  'find({ parentId }) on PostgreSQL: (parent_id, id) replaces (parent_id) in place (migration 36)',
+  (db) => {
+    it('down to (parent_id) and up again with rows kept; the index is the only one on parent_id', async () => {
+      const app = await startQueueApp(db, { worker: false, externalTypes: ['t'] });
+      try {
+        const ids = await app.queue.enqueueGraph([
+          { ref: 'box', type: 't' },
+          ...Array.from({ length: 30 }, (_, i) => ({ ref: `c${i}`, type: 't', parent: 'box' })),
+        ]);
+        const onParent = async () =>
+          (await app.rows(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'jobs' AND indexdef LIKE '%(parent_id%'`)).map((r) => String(r.indexname));
+        expect(await onParent()).toEqual(['jobs_parent_id_idx']);
+        const [migration] = jobQueueMigrations('postgres').filter((m) => m.version === 36);
+        const runner = app.dataSource.createQueryRunner();
+        try {
+          await migration.down(runner);
+          expect(await onParent()).toEqual(['jobs_parent_idx']);
+          await migration.up(runner);
+          expect(await onParent()).toEqual(['jobs_parent_id_idx']);
+          // Again, as after a CREATE INDEX CONCURRENTLY beforehand: IF NOT EXISTS, nothing changes.
+          await migration.up(runner);
+          expect(await onParent()).toEqual(['jobs_parent_id_idx']);
+        } finally {
+          await runner.release();
+        }
+        const { jobs } = await app.queue.find({ parentId: ids.box }, { limit: 10 });
+        expect(jobs.map((j) => j.id)).toEqual(Array.from({ length: 10 }, (_, k) => ids[`c${29 - k}`]));
+      } finally {
+        await app.close();
+      }
+    });
+  },
+  ['postgres'],
+);
