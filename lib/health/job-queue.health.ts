@@ -48,7 +48,7 @@ export class JobQueueHealthIndicator {
    * its read pending until the server answers: with a new read per check, a server that stopped
    * answering collected one pending statement per probe, each holding a pooled connection.
    */
-  private readonly oldestReady: CachedRead<number>;
+  private readonly oldestReady: CachedRead<MeasuredAge>;
   private pinging: Promise<void> | undefined;
 
   constructor(
@@ -57,7 +57,15 @@ export class JobQueueHealthIndicator {
     private readonly vitals: WorkerVitals,
     @Inject(JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
   ) {
-    this.oldestReady = new CachedRead(() => readOldestReadyAgeMs(db), HEALTH_AGE_MIN_MS, Date.now, HEALTH_AGE_PACE);
+    this.oldestReady = new CachedRead(
+      async () => {
+        const at = Date.now();
+        return { ageMs: await readOldestReadyAgeMs(db), at };
+      },
+      HEALTH_AGE_MIN_MS,
+      Date.now,
+      HEALTH_AGE_PACE,
+    );
   }
 
   async isHealthy<const Key extends string>(key: Key, options: JobQueueHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
@@ -87,6 +95,8 @@ export class JobQueueHealthIndicator {
       lastClaimAt: iso(v.lastClaimAt),
       lastHeartbeatAt: iso(v.lastHeartbeatAt),
       oldestReadyAgeMs: database.ok ? database.oldestReadyAgeMs ?? null : null,
+      // The age is paced (up to 60 s old): when it was read tells a fresh value from a kept one.
+      oldestReadyAgeMeasuredAt: database.ok && database.measuredAt !== undefined ? iso(database.measuredAt) : null,
     };
     if (verdict.status === 'down') return session.down(details);
     if (verdict.status === 'degraded') return session.degraded(details);
@@ -114,7 +124,7 @@ export class JobQueueHealthIndicator {
     await waitAtMost(age.settled, half);
     const ping = age.state === 'pending' ? tracked(this.ping()) : undefined;
     if (age.state === 'pending') await waitAtMost(age.settled, timeoutMs - half);
-    if (age.state === 'ok') return { ok: true, oldestReadyAgeMs: age.value };
+    if (age.state === 'ok') return { ok: true, oldestReadyAgeMs: age.value!.ageMs, measuredAt: age.value!.at };
     if (age.state === 'failed') return { ok: false, error: age.error!.message };
     return pingAnswer(ping!, this.oldestReady.last, timeoutMs);
   }
@@ -126,11 +136,17 @@ export class JobQueueHealthIndicator {
   }
 }
 
-type DatabaseAnswer = { ok: true; oldestReadyAgeMs?: number } | { ok: false; error: string };
+/** An oldest ready age and when its read started (epoch ms): the age is at least that old. */
+interface MeasuredAge {
+  ageMs: number;
+  at: number;
+}
+
+type DatabaseAnswer = { ok: true; oldestReadyAgeMs?: number; measuredAt?: number } | { ok: false; error: string };
 
 /** What a ping, as far as it got by the deadline, says: up with the given age, or down and why. */
-function pingAnswer(ping: Tracked<void>, ageMs: number | undefined, timeoutMs: number): DatabaseAnswer {
-  if (ping.state === 'ok') return { ok: true, oldestReadyAgeMs: ageMs };
+function pingAnswer(ping: Tracked<void>, age: MeasuredAge | undefined, timeoutMs: number): DatabaseAnswer {
+  if (ping.state === 'ok') return { ok: true, oldestReadyAgeMs: age?.ageMs, measuredAt: age?.at };
   if (ping.state === 'failed') return { ok: false, error: ping.error!.message };
   return { ok: false, error: `no answer within ${timeoutMs} ms` };
 }

@@ -95,11 +95,13 @@ describeDialects('health checks pace the oldest ready age read', (db) => {
     const N = 20;
     const started = performance.now();
     const ages: unknown[] = [];
+    const measured: unknown[] = [];
     for (let i = 0; i < N; i++) {
       // A long timeout: the check that reads waits for it however loaded the machine.
       const check = (await health.isHealthy('q', { maxOldestReadyAgeMs: 2 * OLDEST_MS, timeoutMs: 20_000 })).q;
       expect(check.status).toBe('up');
       ages.push(check.oldestReadyAgeMs);
+      measured.push(check.oldestReadyAgeMeasuredAt);
     }
     const elapsed = performance.now() - started;
     expect(ages[0]).toBeGreaterThanOrEqual(OLDEST_MS);
@@ -108,6 +110,9 @@ describeDialects('health checks pace the oldest ready age read', (db) => {
     expect(reads.length).toBeLessThanOrEqual(1 + Math.floor(elapsed / HEALTH_AGE_MIN_MS));
     expect(reads.length).toBeLessThan(N / 4);
     if (reads.length === 1) expect(new Set(ages).size).toBe(1);
+    // Each check says when its age was read: one time per read, from before the first check on.
+    expect(new Set(measured).size).toBe(reads.length);
+    for (const at of measured) expect(Date.parse(String(at))).toBeGreaterThanOrEqual(performance.timeOrigin + started - 50);
     process.stdout.write(`[${db.dialect}] ${N} checks in ${Math.round(elapsed)} ms: ${reads.length} read(s), ${ageStatements} read statements\n`);
   }, 60_000);
 
@@ -130,16 +135,22 @@ describeDialects('health checks pace the oldest ready age read', (db) => {
     const firstEnd = performance.now();
     const pacedMs = ttlFor(read.lastEnd - read.at);
     const seen: unknown[] = [];
+    const seenAt: unknown[] = [];
     let next: typeof first | undefined;
     while (reads.length === before + 1) {
       if (performance.now() - read.at > ttlFor(firstEnd - read.at) + 2_000) throw new Error(`no new read ${Math.round(performance.now() - read.at)} ms after the last`);
       await new Promise((r) => setTimeout(r, 100));
       const check = (await health.isHealthy('q', { timeoutMs })).q;
-      if (reads.length === before + 1) seen.push(check.oldestReadyAgeMs);
+      if (reads.length === before + 1) seen.push(check.oldestReadyAgeMs), seenAt.push(check.oldestReadyAgeMeasuredAt);
       else next = check;
     }
     // Until then, every check gave the age that read gave (before: a new read, a new age, each check).
     expect(new Set(seen)).toEqual(new Set([first.oldestReadyAgeMs]));
+    // And said so: the time of that one read (before, the details had no time, and a kept age
+    // looked like a fresh one), when the read started as the spy saw it.
+    expect(new Set(seenAt)).toEqual(new Set([first.oldestReadyAgeMeasuredAt]));
+    const firstAt = Date.parse(String(first.oldestReadyAgeMeasuredAt));
+    expect(Math.abs(firstAt - (performance.timeOrigin + read.at))).toBeLessThanOrEqual(read.lastEnd - read.at + 250);
     expect(seen.length).toBeGreaterThanOrEqual(Math.floor(HEALTH_AGE_MIN_MS / 200));
     const second = reads[reads.length - 1];
     const gap = second.at - read.at;
@@ -150,6 +161,10 @@ describeDialects('health checks pace the oldest ready age read', (db) => {
     const grew = Number(next!.oldestReadyAgeMs) - Number(first.oldestReadyAgeMs);
     const slack = read.lastEnd - read.at + (second.lastEnd - second.at) + 250;
     expect(Math.abs(grew - gap)).toBeLessThanOrEqual(slack);
+    // Its time moved with it: an age and its time differ from the first's by the same span.
+    const moved = Date.parse(String(next!.oldestReadyAgeMeasuredAt)) - firstAt;
+    expect(Math.abs(moved - gap)).toBeLessThanOrEqual(slack);
+    expect(Math.abs(grew - moved)).toBeLessThanOrEqual(slack);
   }, 120_000);
 
   it('a database that stops answering is down within timeoutMs, though the age is fresh; up again after', async () => {
@@ -159,7 +174,7 @@ describeDialects('health checks pace the oldest ready age read', (db) => {
       for (let i = 0; i < 3; i++) {
         const started = performance.now();
         const check = (await health.isHealthy('q', { timeoutMs: 300 })).q;
-        expect(check).toMatchObject({ status: 'down', message: 'database unreachable: no answer within 300 ms', oldestReadyAgeMs: null });
+        expect(check).toMatchObject({ status: 'down', message: 'database unreachable: no answer within 300 ms', oldestReadyAgeMs: null, oldestReadyAgeMeasuredAt: null });
         expect(performance.now() - started).toBeLessThan(300 + 1_000);
       }
       // Past the pace too: the read, then the ping, neither answered.

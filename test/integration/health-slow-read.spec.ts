@@ -44,7 +44,7 @@ describeDialects('health check whose oldest-ready read is slow', (db) => {
   it('a read slower than timeoutMs of a database that answers: up, with the last age read', async () => {
     slow = { age: 0, ping: 0 };
     const first = (await health.isHealthy('q', { timeoutMs: 600 })).q;
-    expect(first).toMatchObject({ status: 'up', oldestReadyAgeMs: expect.any(Number) });
+    expect(first).toMatchObject({ status: 'up', oldestReadyAgeMs: expect.any(Number), oldestReadyAgeMeasuredAt: expect.any(String) });
 
     // Past the first (fast) read's pace, so that this check reads again, slowly.
     await new Promise((r) => setTimeout(r, HEALTH_AGE_MIN_MS + 100));
@@ -54,6 +54,9 @@ describeDialects('health check whose oldest-ready read is slow', (db) => {
     expect(Date.now() - started).toBeLessThan(1_400);
     // Before: { status: 'down', message: 'database unreachable: no answer within 600 ms' }.
     expect(check).toMatchObject({ status: 'up', oldestReadyAgeMs: first.oldestReadyAgeMs });
+    // The last age read, and when: the first check's read, before this check began.
+    expect(check.oldestReadyAgeMeasuredAt).toBe(first.oldestReadyAgeMeasuredAt);
+    expect(Date.parse(String(check.oldestReadyAgeMeasuredAt))).toBeLessThan(started - HEALTH_AGE_MIN_MS);
     await new Promise((r) => setTimeout(r, 1_500)); // the slow read lands
   }, 30_000);
 
