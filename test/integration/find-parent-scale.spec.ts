@@ -5,7 +5,7 @@ import { normalizeFilter } from '../../lib/query/job-filter';
 import { readPage } from '../../lib/query/read-page';
 import { describeDialects } from '../support/describe-dialects';
 import { numbers } from '../support/number-rows';
-import { explainText, mysqlRowsRead } from '../support/plan-reads';
+import { explainText, mysqlRowsRead, pgStatementRowsScanned } from '../support/plan-reads';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 
 const ROWS = 1_000_000;
@@ -13,24 +13,6 @@ const CONTAINERS = 1_000;
 const PAGE = 50;
 /** Rows a page of PAGE may read: its PAGE + 1 rows, and as many again of slack. */
 const READ_BOUND = 2 * (PAGE + 1);
-
-interface PlanNode {
-  'Node Type': string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanNode[];
-}
-
-/** PostgreSQL: rows the plan's table and index scans produced or filtered out. */
-function rowsScanned(node: PlanNode): number {
-  const own =
-    /Scan/.test(node['Node Type']) && node['Node Type'] !== 'Bitmap Index Scan'
-      ? node['Actual Rows'] * node['Actual Loops'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)
-      : 0;
-  return own + (node.Plans ?? []).reduce((n, p) => n + rowsScanned(p), 0);
-}
 
 /** One find page (below `before`) and the rows the server read for it: EXPLAIN ANALYZE on PostgreSQL, Handler_read on MySQL (none counted on SQLite). */
 async function pageReads(app: QueueApp, filter: JobFilter, before: number | null): Promise<{ ids: number[]; next: number | null; read: number }> {
@@ -43,11 +25,7 @@ async function pageReads(app: QueueApp, filter: JobFilter, before: number | null
   const recorder = { dialect: app.db.dialect, run: (s: Sql) => (statements.push(s), app.db.run(s)) };
   const page = await readPage(recorder, f, before, PAGE);
   let read = 0;
-  for (const s of app.db.dialect.name === 'postgres' ? statements : []) {
-    const { text, params } = s.render('postgres');
-    const [row] = await app.dataSource.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
-    read += rowsScanned(row['QUERY PLAN'][0].Plan);
-  }
+  for (const s of app.db.dialect.name === 'postgres' ? statements : []) read += await pgStatementRowsScanned(app, s);
   return { ids: page.rows.map((r) => Number(r.id)), next: page.nextBefore, read };
 }
 

@@ -24,3 +24,28 @@ export async function mysqlRowsRead<T>(app: QueueApp, work: (tx: SqlExecutor) =>
     await runner.release();
   }
 }
+
+interface PgPlanNode {
+  'Node Type': string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PgPlanNode[];
+}
+
+/** PostgreSQL: rows a plan's table and index scans produced or filtered out (its EXPLAIN (ANALYZE, FORMAT JSON) `Plan`). */
+export function pgRowsScanned(node: PgPlanNode): number {
+  const own =
+    /Scan/.test(node['Node Type']) && node['Node Type'] !== 'Bitmap Index Scan'
+      ? node['Actual Rows'] * node['Actual Loops'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)
+      : 0;
+  return own + (node.Plans ?? []).reduce((n, p) => n + pgRowsScanned(p), 0);
+}
+
+/** PostgreSQL: rows `statement`'s scans read, by EXPLAIN ANALYZE (which runs it). */
+export async function pgStatementRowsScanned(app: QueueApp, statement: Sql): Promise<number> {
+  const { text, params } = statement.render('postgres');
+  const [row] = await app.dataSource.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
+  return pgRowsScanned(row['QUERY PLAN'][0].Plan);
+}
