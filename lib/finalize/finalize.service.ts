@@ -247,7 +247,7 @@ export class FinalizeService {
   /**
    * PostgreSQL: the completions and the failures of a batch as two writes, each one statement
    * (see isOneStatement, isFailuresOnly). Written together they took the transaction: with one
-   * job in twenty failing, nearly every batch did, and throughput at prefetch 500 fell by half.
+   * job in twenty failing, nearly every batch did, and throughput at prefetch 500 fell to a third.
    * Jobs finalize independently; each write is still all or nothing.
    */
   private byKind(batch: Pending[]): Pending[][] {
