@@ -22,11 +22,18 @@ export class CpuMeter {
     private readonly sampler: ChildProcess | undefined,
   ) {}
 
-  static start(dialect: Dialect, database: string): CpuMeter {
+  /** Resolves once the sampler has taken its first reading (what the database used before it is left out). */
+  static async start(dialect: Dialect, database: string): Promise<CpuMeter> {
     const sampler =
       dialect !== 'sqlite' && process.platform === 'linux'
         ? fork(join(__dirname, '..', 'workers', 'db-cpu-sampler.js'), [dialect, database], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
         : undefined;
+    if (sampler) {
+      await new Promise<void>((resolve, reject) => {
+        sampler.once('message', () => resolve());
+        sampler.once('exit', (code) => reject(new Error(`the database CPU sampler exited (${code}) before its first reading`)));
+      });
+    }
     return new CpuMeter(process.cpuUsage(), sampler);
   }
 

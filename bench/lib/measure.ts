@@ -33,7 +33,7 @@ export async function measureThroughput(dialect: Dialect, factory: SubjectFactor
       const ids = await subject.enqueue(jobs);
       const enqueueMs = wallNow() - t0;
       ExecutionLog.reset();
-      const meter = CpuMeter.start(dialect, db.name);
+      const meter = await CpuMeter.start(dialect, db.name);
       const profile = await startCpuProfile(); // BENCH_CPU_PROF=dir: the processing phase's profile
       let end: number;
       let workerCpu0: number | undefined;

@@ -169,7 +169,7 @@ async function runCase(dialect: Dialect, c: Case): Promise<RunResult> {
     const probe = await db.probe();
     starts.length = 0;
     claims.calls = claims.jobs = 0;
-    const meter = CpuMeter.start(dialect, db.name);
+    const meter = await CpuMeter.start(dialect, db.name);
     const names = Array.from({ length: c.groups }, (_, g) => groupKey(g));
     const named: Partial<JobQueueModuleOptions> =
       c.named === 'global'

@@ -143,7 +143,7 @@ async function measure(dialect: Dialect, db: BenchDatabase, op: Op, workers: num
     database.transaction = ((work: (tx: SqlExecutor) => Promise<unknown>, options?: never) =>
       transaction((tx) => work({ dialect: tx.dialect, run: (s) => (statements++, tx.run(s)) }), options)) as typeof database.transaction;
     const workerCpu0 = started.map((w) => cpuOf(w.pid));
-    const meter = CpuMeter.start(dialect, db.name);
+    const meter = await CpuMeter.start(dialect, db.name);
     const t0 = performance.now();
     let count: number;
     try {

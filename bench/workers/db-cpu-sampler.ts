@@ -6,15 +6,22 @@
  * - `postgres <db>`: the backends serving one database. A backend's title names its database
  *   ("postgres: user db host(port) state"); the last reading of each backend is kept, so one that
  *   exits mid-run keeps what it used up to ≤ 100 ms before.
- * - `mysql`: the MariaDB/MySQL server, one process for every database, so its CPU since the
- *   sampler started (the bench runs nothing else there while it measures).
+ * - `mysql`: the MariaDB/MySQL server, one process for every database (the bench runs nothing
+ *   else there while it measures).
+ *
+ * A process already there at the first reading counts from that reading; one that appears later
+ * counts whole. The PostgreSQL backends used to count whole: the enqueuer's pooled connections,
+ * open since the enqueue, brought its CPU into the processing phase's figure. The first reading
+ * is taken before the parent is told `ready` (CpuMeter.start waits for it).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 
 const [dialect, database] = process.argv.slice(2);
 const TICK_US = 1e6 / 100; // USER_HZ is 100 on Linux
 const last = new Map<string, number>();
-const first = new Map<string, number>();
+/** Readings of the processes there at the first sample: their CPU before it is not the phase's. */
+const before = new Map<string, number>();
+let sampled = false;
 
 /** utime + stime of a process, in µs: the 12th and 13th fields after the ") " closing its name. */
 function cpuOf(pid: string): number {
@@ -33,7 +40,7 @@ function sample(): void {
     try {
       if (!isMeasured(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))) continue;
       const us = cpuOf(pid);
-      if (!first.has(pid)) first.set(pid, us);
+      if (!sampled) before.set(pid, us);
       last.set(pid, us);
     } catch {
       // the process ended between readdir and read
@@ -43,14 +50,15 @@ function sample(): void {
 
 const timer = setInterval(sample, 100);
 sample();
+sampled = true;
+process.send?.('ready');
 // Never outlive the bench (a run that throws before stopping its meter would leave us polling /proc).
 process.on('disconnect', () => process.exit(0));
 process.on('SIGTERM', () => {
   clearInterval(timer);
   sample();
   let total = 0;
-  // PostgreSQL's backends are the run's own (counted whole); the MariaDB server predates the run.
-  for (const [pid, us] of last) total += dialect === 'mysql' ? us - first.get(pid)! : us;
+  for (const [pid, us] of last) total += us - (before.get(pid) ?? 0);
   process.stdout.write(String(Math.round(total)));
   process.exit(0);
 });
