@@ -173,7 +173,7 @@ describeDialects(
       const calls = { fail: 0 };
       const run = app.db.run.bind(app.db);
       app.db.run = (s: Sql) => {
-        if (s.render('postgres').text.includes('job_queue_fail(')) calls.fail++;
+        if (s.render(db.dialect).text.includes('job_queue_fail(')) calls.fail++;
         return run(s);
       };
       await app.queue.enqueueGraph(nodes);
@@ -184,16 +184,17 @@ describeDialects(
       await eventually('a failed event per job', async () => events.length >= 2_000, 10_000);
       expect(new Set(events).size).toBe(2_000);
       expect(events.length).toBe(2_000);
-      expect(calls.fail).toBeGreaterThan(0);
+      // PostgreSQL's batches without a dependent were one call each; the others took the cascade.
+      if (db.dialect === 'postgres') expect(calls.fail).toBeGreaterThan(0);
     });
 
-    it('one job in twenty failing: completions and failures each in one statement, no finalize transaction', async () => {
+    it(`one job in twenty failing: every job finalized once${db.dialect === 'postgres' ? '; completions and failures each in one statement, no finalize transaction' : ''}`, async () => {
       app = await startQueueApp(db, { concurrency: 10, prefetch: 500, pollIntervalMs: 200 }, [Failing]);
       await resetTables(app);
       const calls = { complete: 0, fail: 0, inTransaction: [] as string[] };
       const run = app.db.run.bind(app.db);
       app.db.run = (s: Sql) => {
-        const text = s.render('postgres').text;
+        const text = s.render(db.dialect).text;
         if (text.includes('job_queue_fail(')) calls.fail++;
         if (text.includes('job_queue_complete')) calls.complete++;
         return run(s);
@@ -206,7 +207,7 @@ describeDialects(
             work({
               dialect: tx.dialect,
               run: (s) => {
-                const text = s.render('postgres').text;
+                const text = s.render(db.dialect).text;
                 if (/UPDATE jobs SET (result|state = CASE WHEN)/.test(text)) calls.inTransaction.push(text.slice(0, 60));
                 return tx.run(s);
               },
@@ -220,10 +221,10 @@ describeDialects(
       const events = app.module.get(Failing).failedEvents;
       await eventually('a failed event per failed job', async () => events.length >= 200, 10_000);
       expect(new Set(events).size).toBe(200);
+      if (db.dialect !== 'postgres') return; // MySQL and SQLite write every batch in a transaction
       expect(calls.inTransaction).toEqual([]);
       expect(calls.fail).toBeGreaterThan(0);
       expect(calls.complete).toBeGreaterThan(0);
     });
   },
-  ['postgres'],
 );
