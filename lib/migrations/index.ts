@@ -68,6 +68,8 @@ import { JobQueueWeightSetsPostgres1768800000001 } from './postgres/176880000000
 import { JobQueueTraceUpstreamLinksPostgres1769000000002 } from './postgres/1769000000002-job-queue-trace-upstream-links';
 import { JobQueueParentIdIndexPostgres1769100000001 } from './postgres/1769100000001-job-queue-parent-id-index';
 import { JobQueueFailFunctionPostgres1769200000001 } from './postgres/1769200000001-job-queue-fail-function';
+import { JobQueuePausedWritesPostgres1769200000002 } from './postgres/1769200000002-job-queue-paused-writes';
+import { JobQueuePausedWritesSqlite1769100000002 } from './sqlite/1769100000002-job-queue-paused-writes';
 import { JobQueueVersionsMysql1768600000001 } from './mysql/1768600000001-job-queue-versions';
 import { JobQueueReadyDueOrderMysql1768700000001 } from './mysql/1768700000001-job-queue-ready-due-order';
 import { JobQueueWalkHeadsBelowMysql1768800000001 } from './mysql/1768800000001-job-queue-walk-heads-below';
@@ -119,6 +121,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueTraceUpstreamLinksPostgres1769000000002,
     JobQueueParentIdIndexPostgres1769100000001,
     JobQueueFailFunctionPostgres1769200000001,
+    JobQueuePausedWritesPostgres1769200000002,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -165,6 +168,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueInFlightByStateSqlite1768900000001,
     JobQueueScheduleDeclarationsSqlite1769000000001,
     JobQueueValuesLastSqlite1769100000001,
+    JobQueuePausedWritesSqlite1769100000002,
   ],
 };
 

@@ -9,8 +9,8 @@ export function numbers(app: QueueApp, n: number): Sql {
   return sql`${sql.raw(`(SELECT d0.d + 10 * d1.d + 100 * d2.d + 1000 * d3.d + 10000 * d4.d + 1 AS i FROM ${from}) s WHERE s.i <= ${n}`)}`;
 }
 
-/** `n` (at most 100,000) paused groups `tenant-1`…, written straight into the table as by hand. */
-export async function insertPausedGroups(app: QueueApp, n: number): Promise<void> {
-  const name = app.db.dialect.name === 'mysql' ? sql`CONCAT('tenant-', i)` : sql`'tenant-' || i`;
+/** `n` (at most 100,000) paused groups `tenant-1`… (or `${prefix}1`…), written straight into the table as by hand. */
+export async function insertPausedGroups(app: QueueApp, n: number, prefix = 'tenant-'): Promise<void> {
+  const name = app.db.dialect.name === 'mysql' ? sql`CONCAT(${prefix}, i)` : sql`${prefix} || i`;
   await app.db.run(sql`INSERT INTO job_queue_paused (kind, name, paused_at) SELECT 'group', ${name}, ${app.db.dialect.now()} FROM ${numbers(app, n)}`);
 }
