@@ -25,17 +25,29 @@ describeDialects('pause and resume beside 100,000 paused groups', (db) => {
     await app.queue.pause({ group: 'first' });
     expect([paused.groups.size, paused.groupList.length]).toEqual([ENTRIES + 1, ENTRIES + 1]);
     const list = paused.groupList;
-    const CALLS = 20;
-    const start = process.cpuUsage();
-    for (let i = 0; i < CALLS; i++) {
-      await app.queue.pause({ group: `extra-${i}` });
-      expect(paused.groups.has(`extra-${i}`)).toBe(true);
-      await app.queue.resume({ group: `extra-${i}` });
-      expect(paused.groups.has(`extra-${i}`)).toBe(false);
+    // Five rounds of eight pairs, judged by the median round: the process's CPU time also counts
+    // its garbage collector, and one major collection of a heap holding 100,000 groups landing in a
+    // single mean of 20 pairs made it 16.4 ms (MariaDB; 3.7-12.6 in the other loops). A copy per call,
+    // the defect, costs every round alike.
+    const ROUNDS = 5;
+    const PAIRS = 8;
+    const rounds: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const start = process.cpuUsage();
+      for (let i = 0; i < PAIRS; i++) {
+        const group = `extra-${r}-${i}`;
+        await app.queue.pause({ group });
+        expect(paused.groups.has(group)).toBe(true);
+        await app.queue.resume({ group });
+        expect(paused.groups.has(group)).toBe(false);
+      }
+      const used = process.cpuUsage(start);
+      rounds.push((used.user + used.system) / 1_000 / PAIRS);
     }
-    const used = process.cpuUsage(start);
-    const msPerPair = (used.user + used.system) / 1_000 / CALLS;
-    process.stdout.write(`[${db.dialect}] pause + resume beside ${ENTRIES} paused groups: ${msPerPair.toFixed(2)} ms of CPU\n`);
+    const msPerPair = [...rounds].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
+    process.stdout.write(
+      `[${db.dialect}] pause + resume beside ${ENTRIES} paused groups: ${msPerPair.toFixed(2)} ms of CPU (median round; rounds ${rounds.map((x) => x.toFixed(1)).join(' / ')})\n`,
+    );
     // Each pair is two short transactions: 3.3-3.6 ms alone, 8.6 ms once in CI's parallel phase
     // (CPU time grows on a loaded machine too). Before: 31-57 ms, a copy of 100,000 groups
     // alone being 15 ms or more; half the least of those still tells them apart.
