@@ -4,8 +4,9 @@
  * worker in this process (concurrency 10, prefetch as given, default 10), the jobs enqueued
  * first by an enqueue-only app; timed from the first attempt to the database showing every job
  * finished. Prints one JSON line: jobs/s and this process's CPU µs per job. Meant for before/after
- * comparisons of the finalize path: run two builds alternately, several times each, and compare
- * medians (`ROOT`-style A/B: build the other commit in a worktree and run its dist/bench).
+ * comparisons of the finalize path: build the other commit in a git worktree, run its
+ * dist/bench/failure-mix.js and this one alternately, several times each, and compare medians.
+ * Each node sets maxAttempts 1 itself: the enqueue-only app does not see the handler's option.
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
