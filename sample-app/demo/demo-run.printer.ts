@@ -23,7 +23,7 @@ export class DemoRunPrinter {
     const who = pipelines.map((p) => `${p.tenant} (${p.steps.length} steps, weight ${weights[p.tenant] ?? 1})`).join(' and ');
     this.write(`\ndemo: report pipelines for ${who}, after a burst of short jobs for each\n`);
     this.write(
-      'look at the "slots" column (jobs each tenant is running, its burst included; the counts after it are the pipelines\' steps): fair share splits the 4 worker slots by weight while both tenants have jobs ready to run (3 for acme to 1 for globex); ' +
+      'look at the "slots" column (jobs each tenant holds, its burst included: running, or finished with the result not yet written, which frees the worker slot at once, so a line may add up to more than 4; the counts after it are the pipelines\' steps): fair share splits the 4 worker slots by weight while both tenants have jobs ready to run (3 for acme to 1 for globex); ' +
         'once one has fewer ready jobs than its share (its steps wait for upstreams or a retry), the other takes the free slots, so 1 to 3 is fair too. ' +
         'The summary measures the shares. Which pipeline finishes first also depends on its length and retries, not on weight alone.\n',
     );
