@@ -1,6 +1,7 @@
 import { sql } from '../../lib/database/sql';
 import { cascade } from '../../lib/finalize/cascade.sql';
 import { describeDialects } from '../support/describe-dialects';
+import { lockWaitCounter } from '../support/lock-waits';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
 import { eventually } from '../support/wait';
 
@@ -21,25 +22,7 @@ describeDialects(
     beforeEach(() => resetTables(app));
 
     const p = (n: number) => (db.dialect === 'postgres' ? `$${n}` : '?');
-    // MariaDB refreshes information_schema.innodb_trx only when nobody read it for 100 ms, and a
-    // read inside that window returns the old snapshot (and restarts the window). Cases here run
-    // ~20 ms apart, so a case's first check saw the previous case's waits and went on before its
-    // retry() had locked anything; the finalize then locked d first and held it until retry()
-    // returned, which waited for d (the CI of 7217382 hung 120 s). So each read comes 150 ms
-    // after the last (.scratch/trx-cache.cjs shows the stale reads).
-    let lastRead = 0;
-    // Lock waits in this spec's database only: other specs share the server.
-    const lockWaits = async () => {
-      if (db.dialect === 'mysql') await new Promise((r) => setTimeout(r, Math.max(0, lastRead + 150 - Date.now())));
-      const rows = await app.rows(
-        db.dialect === 'postgres'
-          ? `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`
-          : `SELECT COUNT(*) AS n FROM information_schema.innodb_trx t JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
-             WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()`,
-      );
-      lastRead = Date.now();
-      return Number(rows[0].n);
-    };
+    const lockWaits = lockWaitCounter(() => app);
 
     it('a dependent the walk reached through a job reopened meanwhile is still cancelled if another upstream failed', async () => {
       // r → x → y ← z: r and z failed, x and y cancelled by them.
