@@ -1,15 +1,9 @@
 import type { SqlDialect } from '../database/dialects';
-import { inChunks, skewedListChunk } from '../database/in-chunks';
 import { noJitStatement } from '../database/no-jit.sql';
 import { sql, type Sql } from '../database/sql';
-import type { Row, SqlExecutor } from '../database/sql-executor';
-import { deleteIdleKeyRows, nowMs } from '../enqueue/job-keys.sql';
+import type { SqlExecutor } from '../database/sql-executor';
 import { takeBatch } from '../finalize/take-batch';
-
-const JOB_COLUMNS = `id, type, ref, args, result, state, parent_id, is_container, pending_deps, pending_children,
-  failed_children, group_key, weight, priority, lease_owner, lease_expires, heartbeat_at, run_after, attempts,
-  max_attempts, last_error, timeout_ms, progress, current_stage, job_key, created_at, started_at, finished_at, updated_at`;
-const OPEN = `'waiting', 'ready', 'leased', 'running'`;
+import { deleteJobRows, SQLITE_REMOVAL_BATCH_BYTES, sqliteValueBytes, untiedToOpenWork } from '../removal/job-removal.sql';
 
 /**
  * SQLite: the values a retention batch may remove. SQLite frees a large value by walking its
@@ -17,7 +11,7 @@ const OPEN = `'waiting', 'ready', 'leased', 'running'`;
  * jobs with 1 MB args and results held the loop for about 3 s (and every other process's
  * claims with the lock). `octet_length` reads the sizes from the record headers.
  */
-export const SQLITE_RETENTION_BATCH_BYTES = 8 * 1024 * 1024;
+export const SQLITE_RETENTION_BATCH_BYTES = SQLITE_REMOVAL_BATCH_BYTES;
 
 
 /**
@@ -73,14 +67,10 @@ export async function removeFinishedJobs(
   // `jobs` planned as a scan of the whole table, per batch: 1 s a batch of 500 at 1,000,000
   // jobs (2,000 batches to remove them), 14 ms as lookups. Their cost, counted over every finished
   // row the batch might walk, then passes jit_above_cost: 0.3 s of compiling, so JIT is off.
-  const probe = sql.raw(d.name === 'postgres' ? ' OFFSET 0' : '');
   if (d.name === 'postgres') await tx.run(noJitStatement());
   const { rows: due } = await tx.run(sql`SELECT j.id, j.job_key, ${finishedText(d)} AS finished_text FROM jobs j
     WHERE j.finished_at < ${cutoff}${afterCursor(d, after)} AND ${finishedState} IN ('done', 'failed', 'cancelled')
-      AND NOT EXISTS (SELECT 1 FROM job_deps dd JOIN jobs x ON x.id = dd.job_id WHERE dd.depends_on_id = j.id AND x.state IN (${sql.raw(OPEN)})${probe})
-      AND NOT EXISTS (SELECT 1 FROM job_deps du JOIN jobs u ON u.id = du.depends_on_id WHERE du.job_id = j.id AND u.state IN (${sql.raw(OPEN)})${probe})
-      AND NOT EXISTS (SELECT 1 FROM jobs p WHERE p.id = j.parent_id AND p.state IN (${sql.raw(OPEN)})${probe})
-      AND NOT EXISTS (SELECT 1 FROM job_queue_keys k WHERE k.job_key = j.job_key AND k.window_ends_ms > ${nowMs(tx)}${probe})
+      AND ${untiedToOpenWork(tx)}
     ORDER BY j.finished_at, j.id LIMIT ${batch}${lock}`);
   if (!due.length) return { jobs: 0, keyRows: 0, more: false, bytes: 0, last: null };
   const selected = due.length;
@@ -88,22 +78,10 @@ export async function removeFinishedJobs(
   const rows = sizeOf ? takeBatch(due, batch, SQLITE_RETENTION_BATCH_BYTES, sizeOf) : due;
   const more = selected === batch || rows.length < selected;
   const bytes = sizeOf ? rows.reduce((sum, r) => sum + sizeOf(r), 0) : 0;
-  const ids = sql.list(rows.map((r) => Number(r.id)));
-  if (archive) {
-    await tx.run(sql`INSERT INTO jobs_archive (${sql.raw(JOB_COLUMNS)}, archived_at)
-      SELECT ${sql.raw(JOB_COLUMNS)}, ${d.now()} FROM jobs WHERE id IN (${ids})`);
-    await tx.run(sql`INSERT INTO job_deps_archive (job_id, depends_on_id)
-      SELECT job_id, depends_on_id FROM job_deps WHERE job_id IN (${ids})`);
-  }
-  // Explicitly, rather than through ON DELETE CASCADE: a SQLite connection may run without foreign
-  // keys. In slices: on MySQL a longer list read (and locked) the whole of job_deps, see skewedListChunk.
-  await inChunks(tx, rows.map((r) => Number(r.id)), (list) => sql`DELETE FROM job_deps WHERE job_id IN (${list}) OR depends_on_id IN (${list})`, skewedListChunk(d));
-  const { affected } = await tx.run(sql`DELETE FROM jobs WHERE id IN (${ids})`);
-  // The rows are locked: these keys' holders were these jobs, and are gone now.
-  const keys = rows.filter((r) => r.job_key != null).map((r) => String(r.job_key));
+  const removed = await deleteJobRows(tx, rows, archive);
   const tail = rows[rows.length - 1];
   const last = { finishedAt: String(tail.finished_text), id: Number(tail.id) };
-  return { jobs: affected, keyRows: await deleteIdleKeyRows(tx, keys), more, bytes, last };
+  return { ...removed, more, bytes, last };
 }
 
 /** `finished_at` as text that compares back exactly (see RetentionCursor); ISO 8601 on PostgreSQL, whatever its DateStyle. */
@@ -117,16 +95,4 @@ function afterCursor(d: SqlDialect, after: RetentionCursor | null): Sql {
   if (!after) return sql``;
   const at = d.name === 'postgres' ? sql`${after.finishedAt}::timestamptz` : sql`${after.finishedAt}`;
   return sql` AND j.finished_at >= ${at} AND (j.finished_at > ${at} OR j.id > ${after.id})`;
-}
-
-/**
- * SQLite: the bytes of each row's large values, by id. A statement of its own: where a query
- * sorts (the batch's ORDER BY), SQLite loaded the values that `octet_length` otherwise reads
- * from the record header (85 ms a batch of 1 MB rows against under 1 ms).
- */
-async function sqliteValueBytes(tx: SqlExecutor, due: Row[]): Promise<(row: Row) => number> {
-  const { rows } = await tx.run(sql`SELECT id, COALESCE(octet_length(args), 0) + COALESCE(octet_length(result), 0) + COALESCE(octet_length(last_error), 0) AS bytes
-    FROM jobs WHERE id IN (${sql.list(due.map((r) => Number(r.id)))})`);
-  const bytes = new Map(rows.map((r) => [Number(r.id), Number(r.bytes)]));
-  return (row) => bytes.get(Number(row.id)) ?? 0;
 }
