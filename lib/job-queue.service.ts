@@ -247,6 +247,26 @@ export class JobQueueService {
   }
 
   /**
+   * Deletes a finished (done, failed or cancelled) job with its edges, for good. Throws
+   * JobNotFoundError, InvalidJobStateError for an unfinished job (cancel it first), and
+   * JobStillNeededError while unfinished work is tied to it (a dependent that may read its result,
+   * its open container). Nothing is removed when it throws.
+   */
+  async remove(id: number): Promise<void> {
+    assertId(id);
+    return this.admin.remove(id);
+  }
+
+  /**
+   * Deletes every finished job the filter selects, as `remove(id)` would, in short transactions of
+   * 500 jobs; jobs unfinished work is still tied to stay. Resolves with how many it removed. A
+   * filter without a condition is an `InvalidQueryError`: `{ state: 'done' }` selects every done job.
+   */
+  removeMany(filter: JobFilter): Promise<{ count: number }> {
+    return this.admin.removeMany(filter);
+  }
+
+  /**
    * Stops every worker of the cluster from starting jobs of this type or group, within one poll
    * interval (at once on PostgreSQL). Running jobs finish; enqueue still works; the pause is
    * stored in the database and survives restarts. `pause({})` throws `InvalidPauseTargetError`.

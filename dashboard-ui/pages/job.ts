@@ -32,6 +32,15 @@ function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] 
     }
     reload();
   };
+  const remove = async () => {
+    if (!window.confirm(`Remove job #${j.id} for good (its row, its edges, its result)?`)) return;
+    try {
+      await api.post(`jobs/${j.id}/remove`);
+      location.hash = '#/jobs';
+    } catch (err) {
+      message.textContent = (err as Error).message;
+    }
+  };
   const actions = READ_ONLY
     ? null
     : h(
@@ -39,6 +48,7 @@ function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] 
         { class: 'actions' },
         !FINISHED.includes(j.state) ? h('button', { type: 'button', id: 'cancel-job', class: 'danger', onclick: act('cancel') }, 'Cancel') : null,
         j.state === 'failed' || j.state === 'cancelled' ? h('button', { type: 'button', id: 'retry-job', class: 'primary', onclick: act('retry') }, 'Retry') : null,
+        FINISHED.includes(j.state) ? h('button', { type: 'button', id: 'remove-job', class: 'danger', onclick: remove }, 'Remove') : null,
       );
   const row = (label: string, value: Node | string | number | null) => [h('dt', {}, label), h('dd', {}, value === null ? '—' : value)];
   const took = j.startedAt && j.finishedAt ? duration(new Date(j.finishedAt).getTime() - new Date(j.startedAt).getTime()) : null;

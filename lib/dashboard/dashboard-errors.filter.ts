@@ -9,6 +9,7 @@ const STATUS: Record<string, number> = {
   DASHBOARD_READ_ONLY: 403,
   JOB_NOT_FOUND: 404,
   INVALID_JOB_STATE: 409,
+  JOB_STILL_NEEDED: 409,
 };
 
 /** Typed errors → `{ error: code, message }` with a fitting status; anything else → 500 without details. */

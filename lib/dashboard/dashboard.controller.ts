@@ -91,6 +91,16 @@ export function createDashboardController(path: string): Type<unknown> {
       return { id: job.id, state: job.state };
     }
 
+    @Post('api/jobs/:id/remove')
+    @HttpCode(200)
+    @UseGuards(DashboardActionGuard)
+    async remove(@Param('id') id: string) {
+      const n = positiveInt(id, 'id');
+      await this.queue.remove(n);
+      this.dashboard.invalidate();
+      return { id: n, removed: true };
+    }
+
     @Post('api/jobs/retry-many')
     @HttpCode(200)
     @UseGuards(DashboardActionGuard)
@@ -105,6 +115,15 @@ export function createDashboardController(path: string): Type<unknown> {
     @UseGuards(DashboardActionGuard)
     async cancelMany(@Body() body: unknown) {
       const result = await this.queue.cancelMany(this.dashboard.bulkFilter(body));
+      this.dashboard.invalidate();
+      return result;
+    }
+
+    @Post('api/jobs/remove-many')
+    @HttpCode(200)
+    @UseGuards(DashboardActionGuard)
+    async removeMany(@Body() body: unknown) {
+      const result = await this.queue.removeMany(this.dashboard.bulkFilter(body));
       this.dashboard.invalidate();
       return result;
     }

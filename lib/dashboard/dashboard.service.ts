@@ -191,7 +191,7 @@ export class DashboardService {
     this.graphs.clear(); // the chart is history: an action does not change it
   }
 
-  /** A bulk action's filter; one without a condition is refused by retryMany/cancelMany themselves. */
+  /** A bulk action's filter; one without a condition is refused by retryMany/cancelMany/removeMany themselves. */
   bulkFilter(body: unknown) {
     return parseJobsQuery(body && typeof body === 'object' ? ((body as Record<string, unknown>).filter as Record<string, unknown>) : undefined).filter;
   }

@@ -90,7 +90,7 @@ export class JobNotFoundError extends JobQueueError {
   }
 }
 
-/** `cancel`/`retry` on a job whose state does not allow it (e.g. retrying a job that is done). */
+/** `cancel`/`retry`/`remove` on a job whose state does not allow it (e.g. retrying a job that is done). */
 export class InvalidJobStateError extends JobQueueError {
   readonly code = 'INVALID_JOB_STATE';
 
@@ -100,7 +100,28 @@ export class InvalidJobStateError extends JobQueueError {
     readonly operation: string,
     readonly allowed: readonly string[],
   ) {
-    super(`Cannot ${operation} job ${id}: it is ${state}; only ${allowed.join(' or ')} jobs can be ${operation === 'retry' ? 'retried' : `${operation}ed`}.`);
+    super(`Cannot ${operation} job ${id}: it is ${state}; only ${allowed.join(' or ')} jobs can be ${pastTense(operation)}.`);
+  }
+}
+
+function pastTense(operation: string): string {
+  if (operation === 'retry') return 'retried';
+  return operation.endsWith('e') ? `${operation}d` : `${operation}ed`;
+}
+
+/**
+ * `remove(id)` of a finished job that unfinished work is still tied to: a dependent that may read
+ * its result, an upstream still running, its open container, or its key's open throttle window.
+ * Nothing was removed; the job can be removed once that work has finished (or been cancelled).
+ */
+export class JobStillNeededError extends JobQueueError {
+  readonly code = 'JOB_STILL_NEEDED';
+
+  constructor(readonly id: number) {
+    super(
+      `Cannot remove job ${id}: unfinished work is still tied to it (a dependent that may read its result, ` +
+        `an upstream still running, its open container, or its key's open throttle window). Remove it once that work has finished or been cancelled.`,
+    );
   }
 }
 

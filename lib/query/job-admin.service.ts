@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobQueueDatabase } from '../database/job-queue.database';
+import { InvalidJobStateError, JobNotFoundError, JobStillNeededError } from '../errors/job.errors';
 import { InvalidQueryError } from '../errors/query.errors';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { cancelJobs } from '../finalize/cancel.sql';
@@ -8,9 +9,11 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { JobState } from '../job.types';
 import { notifyInTransaction } from '../notify/notify.sql';
+import { FINISHED_STATES } from '../removal/job-removal.sql';
 import { ID_COLUMN } from './find-jobs.sql';
 import { narrowsJobs, normalizeFilter, type JobFilter, type NormalizedFilter } from './job-filter';
 import { readPage } from './read-page';
+import { removeJobs } from './remove-jobs.sql';
 
 /** Jobs per transaction: short transactions (a handful of set-based statements), whatever the size of the re-drive. */
 export const ADMIN_BATCH = 500;
@@ -19,9 +22,10 @@ const ADMIN_PAGE = 1_000;
 
 const RETRYABLE: JobState[] = ['cancelled', 'failed'];
 const CANCELLABLE: JobState[] = ['leased', 'ready', 'running', 'waiting'];
+const REMOVABLE: JobState[] = [...FINISHED_STATES];
 
 /**
- * Bulk `retry` and `cancel`: the jobs a filter selects, walked newest first by keyset pages
+ * Bulk `retry`, `cancel` and `remove`: the jobs a filter selects, walked newest first by keyset pages
  * of ids, `ADMIN_BATCH` jobs per transaction, each batch as one set through the statements of
  * `retry(id)` / `cancel(id)` (cascades included). Safe while workers run: every job is locked
  * and re-checked inside its transaction, and a job is visited at most once per call, because
@@ -70,6 +74,39 @@ export class JobAdminService {
       this.events.cancelled(outcome.wereRunning);
       this.events.settled(outcome.settled);
       return outcome.count;
+    });
+  }
+
+  /**
+   * Deletes a finished job, its edges and its key's idle row. Throws JobNotFoundError for an
+   * unknown id, InvalidJobStateError for an unfinished job, JobStillNeededError when unfinished
+   * work is tied to it; nothing is removed then.
+   */
+  async remove(id: number): Promise<void> {
+    const outcome = await this.db.transaction((tx) => removeJobs(tx, [id]));
+    if (outcome.removed.length) return;
+    const state = outcome.states.get(id);
+    if (state === undefined) throw new JobNotFoundError(id);
+    if (outcome.tied.length) throw new JobStillNeededError(id);
+    throw new InvalidJobStateError(id, state, 'remove', REMOVABLE);
+  }
+
+  /**
+   * Deletes the finished jobs the filter selects (with their edges and idle key rows), except
+   * those unfinished work is still tied to; `count` = jobs deleted. SQLite: a batch frees at most
+   * 8 MB of values per transaction, the rest goes in the next.
+   */
+  async removeMany(filter: JobFilter): Promise<{ count: number }> {
+    const f = restrictStates(narrowed(filter, 'removeMany', "{ state: 'done' } removes every finished job"), REMOVABLE);
+    if (!f) return { count: 0 };
+    return this.walk(f, async (batch) => {
+      let count = 0;
+      for (let left = batch; left.length; ) {
+        const outcome = await this.db.transaction((tx) => removeJobs(tx, left));
+        count += outcome.removed.length;
+        left = outcome.deferred;
+      }
+      return count;
     });
   }
 

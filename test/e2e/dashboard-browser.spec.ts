@@ -80,6 +80,8 @@ describe('dashboard in a browser: chromium present', () => {
     let page: Page;
     const shots = join(SHOTS, db.dialect);
     const problems: string[] = [];
+    /** The start of the one confirm() the next action expects: accepted once; any other dialog is a problem. */
+    let acceptDialog: string | null = null;
 
     beforeAll(async () => {
       buildDashboardUi();
@@ -103,6 +105,11 @@ describe('dashboard in a browser: chromium present', () => {
       page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
       page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
       page.on('dialog', (d) => {
+        if (acceptDialog !== null && d.message().startsWith(acceptDialog)) {
+          acceptDialog = null;
+          void d.accept();
+          return;
+        }
         problems.push(`dialog: ${d.message()}`);
         void d.dismiss();
       });
@@ -218,6 +225,13 @@ describe('dashboard in a browser: chromium present', () => {
       await page.goto(`${base}/dashboard#/job/${later.id}`);
       await page.click('#cancel-job');
       await eventually('job page shows cancelled', async () => (await page.locator('.job-head .badge').textContent()) === 'cancelled', 20_000, 100);
+
+      // Remove asks first; accepted, the job is gone and the page goes back to the list.
+      acceptDialog = `Remove job #${later.id} for good`;
+      await page.click('#remove-job');
+      await eventually('back on the job list', async () => new URL(page.url()).hash === '#/jobs', 20_000, 100);
+      expect(acceptDialog).toBeNull();
+      expect(await queue.get(later.id)).toBeNull();
     });
 
     it('renders XSS payloads in type, group, args and error as text, running nothing', async () => {

@@ -45,7 +45,7 @@ describeDialects('dashboard API', (db) => {
       expect(text).not.toContain('tenant-data');
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     }
-    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/pause', '/api/resume']) {
+    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/pause', '/api/resume']) {
       const res = await post(d.url, path, { type: 'work' }, { 'x-job-queue-csrf': token });
       expect([path, res.status]).toEqual([path, 401]);
     }
@@ -333,6 +333,28 @@ describeDialects('dashboard API', (db) => {
     expect(wrong.status).toBe(409);
     expect((await wrong.json().then(asAny)).error).toBe('INVALID_JOB_STATE');
     expect((await action('/api/jobs/999999999/cancel')).status).toBe(404);
+
+    // Remove: the same guard; a finished job goes, an open one or one still needed is a 409.
+    const removeVictim = `/api/jobs/${victim.id}/remove`;
+    await d.queue.waitFor(victim.id, { timeoutMs: 30_000 }); // retried above: the worker runs it
+    for (const headers of [AUTH, { ...AUTH, 'x-job-queue-csrf': token, origin: 'https://evil.example' }]) {
+      const res = await post(d.url, removeVictim, {}, headers);
+      expect(res.status).toBe(403);
+      expect((await res.json().then(asAny)).error).toBe('DASHBOARD_CSRF');
+    }
+    expect(await d.queue.get(victim.id)).not.toBeNull();
+    const removed = await action(removeVictim);
+    expect([removed.status, await removed.json().then(asAny)]).toEqual([200, { id: victim.id, removed: true }]);
+    expect(await d.queue.get(victim.id)).toBeNull();
+    expect((await action(removeVictim)).status).toBe(404);
+    const open = await action(`/api/jobs/${(await d.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) })).id}/remove`);
+    expect([open.status, (await open.json().then(asAny)).error]).toEqual([409, 'INVALID_JOB_STATE']);
+    // The worker runs up; down, due in an hour, may still read its result.
+    const graph = await d.queue.enqueueGraph([{ ref: 'up', type: 'work' }, { ref: 'down', type: 'work', dependsOn: ['up'], runAfter: new Date(Date.now() + 3_600_000) }]);
+    expect((await d.queue.waitFor(graph.up, { timeoutMs: 30_000 })).state).toBe('done');
+    const needed = await action(`/api/jobs/${graph.up}/remove`);
+    expect([needed.status, (await needed.json().then(asAny)).error]).toEqual([409, 'JOB_STILL_NEEDED']);
+    expect((await d.queue.get(graph.up))!.state).toBe('done');
   });
 
   it('bulk actions, pause and resume validate input and act', async () => {
@@ -349,6 +371,10 @@ describeDialects('dashboard API', (db) => {
     const retried = await action('/api/jobs/retry-many', { filter: { group: 'bulk' } });
     expect(await retried.json().then(asAny)).toEqual({ count: 5 });
     await d.queue.cancelMany({ group: 'bulk' });
+    expect((await action('/api/jobs/remove-many', { filter: {} })).status).toBe(400);
+    const removedMany = await action('/api/jobs/remove-many', { filter: { group: 'bulk' } });
+    expect(await removedMany.json().then(asAny)).toEqual({ count: 5 });
+    expect(await d.queue.find({ group: 'bulk' }).then((p) => p.jobs.length)).toBe(0);
 
     expect((await action('/api/pause', {})).status).toBe(400);
     expect((await action('/api/pause', { type: 'a', group: 'b' })).status).toBe(400);
@@ -387,7 +413,7 @@ describeDialects('dashboard API', (db) => {
     const html = await (await fetch(ro.url)).text();
     expect(html).toContain('<meta name="jq-read-only" content="true">');
     const job = await ro.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
-    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/pause', '/api/resume'];
+    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/pause', '/api/resume'];
     for (const path of paths) {
       const res = await post(ro.url, path, { filter: { type: 'work' }, type: 'work' }, { 'x-job-queue-csrf': roToken });
       expect([path, res.status]).toEqual([path, 403]);
