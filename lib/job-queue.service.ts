@@ -247,6 +247,24 @@ export class JobQueueService {
   }
 
   /**
+   * Runs a delayed job now: a waiting or ready job's `runAfter` (its delay, or its retry backoff)
+   * becomes now, and the workers are woken. Pause, caps and rate limits still apply. A job already
+   * due is returned unchanged; JobNotFoundError, or InvalidJobStateError once it is claimed or finished.
+   */
+  async runNow(id: number): Promise<JobView> {
+    assertId(id);
+    return this.admin.runNow(id);
+  }
+
+  /**
+   * `runNow` of every waiting or ready job the filter selects, in short transactions of 500 jobs.
+   * Resolves with how many jobs' start moved. A filter without a condition is an `InvalidQueryError`.
+   */
+  runNowMany(filter: JobFilter): Promise<{ count: number }> {
+    return this.admin.runNowMany(filter);
+  }
+
+  /**
    * Deletes a finished (done, failed or cancelled) job with its edges, for good. Throws
    * JobNotFoundError, InvalidJobStateError for an unfinished job (cancel it first), and
    * JobStillNeededError while unfinished work is tied to it (a dependent that may read its result,

@@ -23,7 +23,7 @@ export function jobPage(id: number): Page {
 }
 
 function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] {
-  const act = (action: 'cancel' | 'retry') => async () => {
+  const act = (action: 'cancel' | 'retry' | 'run-now') => async () => {
     try {
       await api.post(`jobs/${j.id}/${action}`);
       message.textContent = '';
@@ -46,6 +46,9 @@ function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] 
     : h(
         'div',
         { class: 'actions' },
+        (j.state === 'waiting' || j.state === 'ready') && new Date(j.runAfter).getTime() > Date.now()
+          ? h('button', { type: 'button', id: 'run-now-job', onclick: act('run-now') }, 'Run now')
+          : null,
         !FINISHED.includes(j.state) ? h('button', { type: 'button', id: 'cancel-job', class: 'danger', onclick: act('cancel') }, 'Cancel') : null,
         j.state === 'failed' || j.state === 'cancelled' ? h('button', { type: 'button', id: 'retry-job', class: 'primary', onclick: act('retry') }, 'Retry') : null,
         FINISHED.includes(j.state) ? h('button', { type: 'button', id: 'remove-job', class: 'danger', onclick: remove }, 'Remove') : null,

@@ -77,7 +77,7 @@ function form(current: URLSearchParams): HTMLElement {
 function bulk(filter: URLSearchParams): HTMLElement | null {
   if (READ_ONLY || ![...filter.keys()].length) return null;
   const out = h('span', { class: 'muted', id: 'bulk-result' });
-  const run = (action: 'retry-many' | 'cancel-many' | 'remove-many', verb: string, ask: string) => async () => {
+  const run = (action: 'retry-many' | 'cancel-many' | 'remove-many' | 'run-now-many', verb: string, ask: string) => async () => {
     if (!window.confirm(ask)) return;
     try {
       const r = await api.post<{ count: number }>(`jobs/${action}`, { filter: Object.fromEntries(filter) });
@@ -91,6 +91,7 @@ function bulk(filter: URLSearchParams): HTMLElement | null {
     'div',
     { class: 'bulk' },
     h('button', { type: 'button', id: 'retry-many', onclick: run('retry-many', 'Retried', 'Retry every failed or cancelled job matching this filter?') }, 'Retry all matching (failed/cancelled)'),
+    h('button', { type: 'button', id: 'run-now-many', onclick: run('run-now-many', 'Brought forward', 'Run every delayed job matching this filter now (waiting or ready, delays and backoffs dropped)?') }, 'Run all matching now (delayed)'),
     h('button', { type: 'button', id: 'cancel-many', class: 'danger', onclick: run('cancel-many', 'Cancelled', 'Cancel every unfinished job matching this filter?') }, 'Cancel all matching (unfinished)'),
     h('button', { type: 'button', id: 'remove-many', class: 'danger', onclick: run('remove-many', 'Removed', 'Remove every finished job matching this filter, for good (rows, edges, results)? Jobs unfinished work still needs stay.') }, 'Remove all matching (finished)'),
     out,

@@ -91,6 +91,15 @@ export function createDashboardController(path: string): Type<unknown> {
       return { id: job.id, state: job.state };
     }
 
+    @Post('api/jobs/:id/run-now')
+    @HttpCode(200)
+    @UseGuards(DashboardActionGuard)
+    async runNow(@Param('id') id: string) {
+      const job = await this.queue.runNow(positiveInt(id, 'id'));
+      this.dashboard.invalidate();
+      return { id: job.id, state: job.state, runAfter: job.runAfter };
+    }
+
     @Post('api/jobs/:id/remove')
     @HttpCode(200)
     @UseGuards(DashboardActionGuard)
@@ -115,6 +124,15 @@ export function createDashboardController(path: string): Type<unknown> {
     @UseGuards(DashboardActionGuard)
     async cancelMany(@Body() body: unknown) {
       const result = await this.queue.cancelMany(this.dashboard.bulkFilter(body));
+      this.dashboard.invalidate();
+      return result;
+    }
+
+    @Post('api/jobs/run-now-many')
+    @HttpCode(200)
+    @UseGuards(DashboardActionGuard)
+    async runNowMany(@Body() body: unknown) {
+      const result = await this.queue.runNowMany(this.dashboard.bulkFilter(body));
       this.dashboard.invalidate();
       return result;
     }

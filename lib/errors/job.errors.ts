@@ -90,7 +90,7 @@ export class JobNotFoundError extends JobQueueError {
   }
 }
 
-/** `cancel`/`retry`/`remove` on a job whose state does not allow it (e.g. retrying a job that is done). */
+/** `cancel`/`retry`/`remove`/`runNow` on a job whose state does not allow it (e.g. retrying a job that is done). */
 export class InvalidJobStateError extends JobQueueError {
   readonly code = 'INVALID_JOB_STATE';
 
@@ -106,6 +106,7 @@ export class InvalidJobStateError extends JobQueueError {
 
 function pastTense(operation: string): string {
   if (operation === 'retry') return 'retried';
+  if (operation === 'runNow') return 'run now';
   return operation.endsWith('e') ? `${operation}d` : `${operation}ed`;
 }
 

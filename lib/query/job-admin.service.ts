@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobQueueDatabase } from '../database/job-queue.database';
+import { jobColumns, toJobRecord, toJobView } from '../database/job-row';
+import { sql } from '../database/sql';
 import { InvalidJobStateError, JobNotFoundError, JobStillNeededError } from '../errors/job.errors';
 import { InvalidQueryError } from '../errors/query.errors';
 import { JobQueueEvents } from '../events/job-queue.events';
@@ -7,13 +9,14 @@ import { cancelJobs } from '../finalize/cancel.sql';
 import { retryJobs } from '../finalize/retry.sql';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
-import type { JobState } from '../job.types';
+import type { JobState, JobView } from '../job.types';
 import { notifyInTransaction } from '../notify/notify.sql';
 import { FINISHED_STATES } from '../removal/job-removal.sql';
 import { ID_COLUMN } from './find-jobs.sql';
 import { narrowsJobs, normalizeFilter, type JobFilter, type NormalizedFilter } from './job-filter';
 import { readPage } from './read-page';
 import { removeJobs } from './remove-jobs.sql';
+import { NOT_STARTED, runJobsNow } from './run-now.sql';
 
 /** Jobs per transaction: short transactions (a handful of set-based statements), whatever the size of the re-drive. */
 export const ADMIN_BATCH = 500;
@@ -23,9 +26,10 @@ const ADMIN_PAGE = 1_000;
 const RETRYABLE: JobState[] = ['cancelled', 'failed'];
 const CANCELLABLE: JobState[] = ['leased', 'ready', 'running', 'waiting'];
 const REMOVABLE: JobState[] = [...FINISHED_STATES];
+const STARTABLE: JobState[] = [...NOT_STARTED];
 
 /**
- * Bulk `retry`, `cancel` and `remove`: the jobs a filter selects, walked newest first by keyset pages
+ * Bulk `retry`, `cancel`, `remove` and `runNow`: the jobs a filter selects, walked newest first by keyset pages
  * of ids, `ADMIN_BATCH` jobs per transaction, each batch as one set through the statements of
  * `retry(id)` / `cancel(id)` (cascades included). Safe while workers run: every job is locked
  * and re-checked inside its transaction, and a job is visited at most once per call, because
@@ -106,6 +110,39 @@ export class JobAdminService {
         count += outcome.removed.length;
         left = outcome.deferred;
       }
+      return count;
+    });
+  }
+
+  /**
+   * Brings a waiting or ready job's start forward to now (its delay or retry backoff dropped) and
+   * wakes the workers; a job already due is returned as it is. JobNotFoundError for an unknown id,
+   * InvalidJobStateError once it is claimed or finished.
+   */
+  async runNow(id: number): Promise<JobView> {
+    const outcome = await this.db.transaction(async (tx) => {
+      const changed = await runJobsNow(tx, [id]);
+      if (changed.length && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+      const { rows } = await tx.run(sql`SELECT ${jobColumns(tx.dialect)} FROM jobs WHERE id = ${id}`);
+      return { changed: changed.length > 0, job: rows.length ? toJobView(toJobRecord(rows[0], tx.dialect)) : null };
+    });
+    if (!outcome.job) throw new JobNotFoundError(id);
+    if (!STARTABLE.includes(outcome.job.state)) throw new InvalidJobStateError(id, outcome.job.state, 'runNow', STARTABLE);
+    if (outcome.changed) this.events.wake();
+    return outcome.job;
+  }
+
+  /** `runNow` of every waiting or ready job the filter selects; `count` = jobs whose start moved. */
+  async runNowMany(filter: JobFilter): Promise<{ count: number }> {
+    const f = restrictStates(narrowed(filter, 'runNowMany', "{ state: 'ready' } brings every delayed job forward"), STARTABLE);
+    if (!f) return { count: 0 };
+    return this.walk(f, async (batch) => {
+      const count = await this.db.transaction(async (tx) => {
+        const changed = await runJobsNow(tx, batch);
+        if (changed.length && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+        return changed.length;
+      });
+      if (count) this.events.wake();
       return count;
     });
   }

@@ -221,6 +221,13 @@ describe('dashboard in a browser: chromium present', () => {
       expect((await queue.get(job.id))!.state).toBe('done');
       expect(await page.locator('#job-result pre').textContent()).toContain('"recovered": true');
 
+      // A job due in an hour: Run now starts it.
+      const delayed = await queue.enqueue({ type: 'step', runAfter: new Date(Date.now() + 3_600_000) });
+      await page.goto(`${base}/dashboard#/job/${delayed.id}`);
+      await page.click('#run-now-job');
+      await eventually('job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 20_000, 100);
+      expect(await page.locator('#run-now-job').count()).toBe(0);
+
       const later = await queue.enqueue({ type: 'step', runAfter: new Date(Date.now() + 3_600_000) });
       await page.goto(`${base}/dashboard#/job/${later.id}`);
       await page.click('#cancel-job');

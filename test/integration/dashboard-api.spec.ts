@@ -45,7 +45,7 @@ describeDialects('dashboard API', (db) => {
       expect(text).not.toContain('tenant-data');
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     }
-    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/pause', '/api/resume']) {
+    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume']) {
       const res = await post(d.url, path, { type: 'work' }, { 'x-job-queue-csrf': token });
       expect([path, res.status]).toEqual([path, 401]);
     }
@@ -334,6 +334,19 @@ describeDialects('dashboard API', (db) => {
     expect((await wrong.json().then(asAny)).error).toBe('INVALID_JOB_STATE');
     expect((await action('/api/jobs/999999999/cancel')).status).toBe(404);
 
+    // Run now: the same guard; a delayed job becomes due, a finished one is a 409.
+    const delayed = await d.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
+    const runNow = `/api/jobs/${delayed.id}/run-now`;
+    const forged = await post(d.url, runNow, {}, { ...AUTH, 'x-job-queue-csrf': 'guess' });
+    expect(forged.status).toBe(403);
+    expect((await d.queue.get(delayed.id))!.runAfter.getTime()).toBeGreaterThan(Date.now() + 3_000_000);
+    const ran = await action(runNow);
+    expect(ran.status).toBe(200);
+    expect(new Date(asAny(await ran.json()).runAfter).getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect((await d.queue.waitFor(delayed.id, { timeoutMs: 30_000 })).state).toBe('done'); // the worker runs it now
+    const ranDone = await action(runNow);
+    expect([ranDone.status, (await ranDone.json().then(asAny)).error]).toEqual([409, 'INVALID_JOB_STATE']);
+
     // Remove: the same guard; a finished job goes, an open one or one still needed is a 409.
     const removeVictim = `/api/jobs/${victim.id}/remove`;
     await d.queue.waitFor(victim.id, { timeoutMs: 30_000 }); // retried above: the worker runs it
@@ -371,6 +384,9 @@ describeDialects('dashboard API', (db) => {
     const retried = await action('/api/jobs/retry-many', { filter: { group: 'bulk' } });
     expect(await retried.json().then(asAny)).toEqual({ count: 5 });
     await d.queue.cancelMany({ group: 'bulk' });
+    expect((await action('/api/jobs/run-now-many', { filter: {} })).status).toBe(400);
+    for (let i = 0; i < 3; i++) await d.queue.enqueue({ type: 'work', group: 'bulk-later', runAfter: new Date(Date.now() + 3_600_000) });
+    expect(await (await action('/api/jobs/run-now-many', { filter: { group: 'bulk-later' } })).json().then(asAny)).toEqual({ count: 3 });
     expect((await action('/api/jobs/remove-many', { filter: {} })).status).toBe(400);
     const removedMany = await action('/api/jobs/remove-many', { filter: { group: 'bulk' } });
     expect(await removedMany.json().then(asAny)).toEqual({ count: 5 });
@@ -413,7 +429,7 @@ describeDialects('dashboard API', (db) => {
     const html = await (await fetch(ro.url)).text();
     expect(html).toContain('<meta name="jq-read-only" content="true">');
     const job = await ro.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
-    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/pause', '/api/resume'];
+    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume'];
     for (const path of paths) {
       const res = await post(ro.url, path, { filter: { type: 'work' }, type: 'work' }, { 'x-job-queue-csrf': roToken });
       expect([path, res.status]).toEqual([path, 403]);
