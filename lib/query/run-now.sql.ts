@@ -4,6 +4,7 @@ import { updateReturning } from '../database/update-returning';
 
 /** The states whose start `runNow` may bring forward: not yet claimed. */
 export const NOT_STARTED = ['waiting', 'ready'] as const;
+const STARTABLE = sql.raw(NOT_STARTED.map((s) => `'${s}'`).join(', '));
 
 /**
  * Brings the start of the given jobs that are not claimed yet forward to now: `run_after` of a
@@ -18,7 +19,7 @@ export async function runJobsNow(tx: SqlExecutor, ids: readonly number[]): Promi
     const rows = await updateReturning(
       tx,
       sql`run_after = ${now}, updated_at = ${now}`,
-      sql`id IN (${sql.list(chunk)}) AND state IN ('waiting', 'ready') AND run_after > ${now}`,
+      sql`id IN (${sql.list(chunk)}) AND state IN (${STARTABLE}) AND run_after > ${now}`,
       sql`id`,
     );
     for (const r of rows) changed.push(Number(r.id));
