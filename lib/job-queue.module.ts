@@ -28,6 +28,7 @@ import { resolveOptions } from './options/resolve-options';
 import { JobWaiters } from './waiters/job-waiters.service';
 import { JobQueryService } from './query/job-query.service';
 import { JobAdminService } from './query/job-admin.service';
+import { JobLogService } from './logs/job-log.service';
 import { PauseService } from './pause/pause.service';
 import { PausedWork } from './pause/paused-work';
 import { RecurringExplorer } from './recurring/recurring.explorer';
@@ -65,6 +66,7 @@ import { WorkerVitals } from './scheduler/worker-vitals';
     JobQueueService,
     JobQueryService,
     JobAdminService,
+    JobLogService,
     PauseService,
     PausedWork,
     JobQueueEvents,

@@ -122,6 +122,11 @@ export interface JobQueueModuleOptions {
   maxGraphNodes?: number;
   /** Most `dependsOn` entries, summed over the nodes, of one `enqueueGraph` call. Default 5,000,000. */
   maxGraphDependencies?: number;
+  /**
+   * Lines one attempt of a job may write with `ctx.log()` (each cut to 2,000 characters); past
+   * them one notice line is stored and the rest dropped. 0 stores none. Default 1,000.
+   */
+  maxLogLines?: number;
   /** Types handled by other processes, accepted by `enqueue` although no local handler exists. */
   externalTypes?: string[];
   /** Reject enqueue of types with no local handler and not in `externalTypes`. Default true. */
@@ -179,6 +184,7 @@ export interface ResolvedJobQueueOptions {
   maxResultBytes: number;
   maxGraphNodes: number;
   maxGraphDependencies: number;
+  maxLogLines: number;
   externalTypes: string[];
   strictTypes: boolean;
   events: { emitter: boolean };

@@ -33,6 +33,8 @@ import { PauseService } from './pause/pause.service';
 import type { PauseTarget } from './pause/pause-target';
 import type { FindPausedResult, PausedFilter } from './pause/paused-filter';
 import { JobQueryService, type JobGraph } from './query/job-query.service';
+import { JobLogService } from './logs/job-log.service';
+import type { JobLogPage, JobLogQuery } from './logs/job-log.types';
 import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 import { RecurringService } from './recurring/recurring.service';
 import { JobArgsValidator } from './validation/job-args.validator';
@@ -64,6 +66,7 @@ export class JobQueueService {
     private readonly argsValidator: JobArgsValidator,
     private readonly appTransaction: AppTransactionGuard,
     private readonly lifecycle: JobLifecycle,
+    private readonly logs: JobLogService,
     @Optional() @Inject(JOB_QUEUE_INSTRUMENTATION) private readonly instrumentation?: JobQueueInstrumentation,
   ) {
     this.db = connection.db;
@@ -226,6 +229,14 @@ export class JobQueueService {
   /** Every job connected to this one by dependencies or containment (up to 10,000, then `truncated`). */
   getGraph(id: number): Promise<JobGraph> {
     return this.queries.getGraph(id);
+  }
+
+  /**
+   * A page of the lines a job's handler wrote with `ctx.log()`, by attempt and then in the order
+   * written (`{ attempt }` for one attempt's); pass `nextCursor` back as `cursor` for the next page.
+   */
+  getLogs(id: number, query: JobLogQuery = {}): Promise<JobLogPage> {
+    return this.logs.getLogs(id, query);
   }
 
   /**

@@ -12,10 +12,15 @@ const UNSTORABLE = /[\u0000\uD800-\uDFFF]/gu;
  * message was lost; drivers turned a lone surrogate into one U+FFFD (three on SQLite).
  */
 export function storableErrorText(text: string): string {
+  return storableText(text, MAX_ERROR_LENGTH);
+}
+
+/** `text` cut to at most `max` characters (never between the halves of a pair), NUL and unpaired surrogates replaced, as storableErrorText. */
+export function storableText(text: string, max: number): string {
   let out = text;
-  if (out.length > MAX_ERROR_LENGTH) {
-    const end = out.charCodeAt(MAX_ERROR_LENGTH - 1);
-    out = out.slice(0, end >= 0xd800 && end <= 0xdbff ? MAX_ERROR_LENGTH - 1 : MAX_ERROR_LENGTH);
+  if (out.length > max) {
+    const end = out.charCodeAt(max - 1);
+    out = out.slice(0, end >= 0xd800 && end <= 0xdbff ? max - 1 : max);
   }
   return out.replace(UNSTORABLE, '\ufffd');
 }

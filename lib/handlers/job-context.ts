@@ -1,11 +1,16 @@
 import { InvalidJobError } from '../errors';
 import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 import type { JobUpstream } from '../typing/job-types';
+import { logLimitNotice, logMessageText, type PendingLogLine } from '../logs/log-line';
 
 /** What a JobContext needs from the engine; kept narrow so the context is easy to fake in unit tests. */
 export interface JobContextIO {
   progress(jobId: number, percent: number, stage: string | null): Promise<void>;
   upstream(jobId: number): Promise<Record<string, unknown>>;
+  /** Queues one line of the job's log; never throws (see LogWrites). */
+  log(jobId: number, line: PendingLogLine): void;
+  /** Lines one attempt may log (option `maxLogLines`). */
+  readonly maxLogLines: number;
 }
 
 /** The claimed attempt a context describes. */
@@ -33,6 +38,8 @@ export class JobContext<TType extends string = string> {
   readonly maxAttempts: number;
   readonly group: string;
   readonly parentId: number | null;
+  /** Lines this attempt has logged (one past the limit once its notice is written). */
+  private logged = 0;
 
   constructor(
     init: JobContextInit,
@@ -61,6 +68,25 @@ export class JobContext<TType extends string = string> {
       throw new InvalidJobError('stage', `a string of at most 200 characters ${STORABLE_TEXT}`, stage);
     }
     await this.io.progress(this.id, Math.round(Math.min(100, Math.max(0, percent))), stage ?? null);
+  }
+
+  /**
+   * Appends a line to the job's log, with this attempt's number and the time: read it with
+   * `JobQueueService.getLogs(id)` or on the dashboard's job page. Not awaited: lines are written
+   * in the background, a statement per burst, and every line logged before the handler returns
+   * is stored before its result. Any value is stored as `String()` gives it, cut to 2,000
+   * characters; an attempt stores at most `maxLogLines` lines (default 1,000), then a notice.
+   * A line that cannot be written is dropped with a warning: logging never fails the job.
+   */
+  log(message: string): void {
+    const max = this.io.maxLogLines;
+    if (this.logged > max) return;
+    const at = new Date();
+    if (this.logged++ === max) {
+      if (max > 0) this.io.log(this.id, { attempt: this.attempt, at, message: logLimitNotice(max) });
+      return;
+    }
+    this.io.log(this.id, { attempt: this.attempt, at, message: logMessageText(message) });
   }
 
   /**

@@ -81,6 +81,9 @@ import { JobQueueScheduleDeclarationsPostgres1769000000001 } from './postgres/17
 import { JobQueueScheduleDeclarationsMysql1769000000001 } from './mysql/1769000000001-job-queue-schedule-declarations';
 import { JobQueueScheduleDeclarationsSqlite1769000000001 } from './sqlite/1769000000001-job-queue-schedule-declarations';
 import { JobQueueValuesLastSqlite1769100000001 } from './sqlite/1769100000001-job-queue-values-last';
+import { JobQueueLogsPostgres1769300000001 } from './postgres/1769300000001-job-queue-logs';
+import { JobQueueLogsMysql1769300000001 } from './mysql/1769300000001-job-queue-logs';
+import { JobQueueLogsSqlite1769300000001 } from './sqlite/1769300000001-job-queue-logs';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -122,6 +125,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueParentIdIndexPostgres1769100000001,
     JobQueueFailFunctionPostgres1769200000001,
     JobQueuePausedWritesPostgres1769200000002,
+    JobQueueLogsPostgres1769300000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -147,6 +151,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueReadyDueOrderMysql1768700000001,
     JobQueueWalkHeadsBelowMysql1768800000001,
     JobQueueScheduleDeclarationsMysql1769000000001,
+    JobQueueLogsMysql1769300000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -169,6 +174,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueScheduleDeclarationsSqlite1769000000001,
     JobQueueValuesLastSqlite1769100000001,
     JobQueuePausedWritesSqlite1769100000002,
+    JobQueueLogsSqlite1769300000001,
   ],
 };
 

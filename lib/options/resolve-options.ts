@@ -13,7 +13,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'dialect', 'url', 'database', 'dataSource', 'runMigrations', 'worker', 'concurrency', 'prefetch', 'limits', 'rateLimits',
   'groupWeights', 'pollIntervalMs', 'leaseTtlMs', 'heartbeatIntervalMs', 'reclaimIntervalMs',
   'timeoutSweepIntervalMs', 'shutdownGraceMs', 'defaultMaxAttempts', 'defaultTimeoutMs', 'retryBackoff',
-  'listenNotify', 'maxArgsBytes', 'maxResultBytes', 'maxGraphNodes', 'maxGraphDependencies', 'externalTypes', 'strictTypes',
+  'listenNotify', 'maxArgsBytes', 'maxResultBytes', 'maxGraphNodes', 'maxGraphDependencies', 'maxLogLines', 'externalTypes', 'strictTypes',
   'poolSize', 'sqliteBusyTimeoutMs', 'queryTimeoutMs',
   'workerId', 'retention', 'logging', 'events',
 ]);
@@ -149,6 +149,7 @@ export function resolveOptions(input: Dialect | JobQueueModuleOptions | undefine
     maxResultBytes: int(raw, 'maxResultBytes', DEFAULT_MAX_RESULT_BYTES[dialect as Dialect], 1, MAX_RESULT_BYTES_CEILING),
     maxGraphNodes: int(raw, 'maxGraphNodes', 1_000_000, 1, 100_000_000),
     maxGraphDependencies: int(raw, 'maxGraphDependencies', 5_000_000, 0, 500_000_000),
+    maxLogLines: int(raw, 'maxLogLines', 1_000, 0, 100_000),
     externalTypes: stringArray(raw.externalTypes, 'externalTypes'),
     strictTypes: bool(raw, 'strictTypes', true),
     events: resolveEvents(raw.events),

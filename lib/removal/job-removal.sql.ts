@@ -43,6 +43,8 @@ export async function deleteJobRows(tx: SqlExecutor, rows: readonly Row[], archi
   // Explicitly, rather than through ON DELETE CASCADE: a SQLite connection may run without foreign
   // keys. In slices: on MySQL a longer list read (and locked) the whole of job_deps, see skewedListChunk.
   await inChunks(tx, rows.map((r) => Number(r.id)), (list) => sql`DELETE FROM job_deps WHERE job_id IN (${list}) OR depends_on_id IN (${list})`, skewedListChunk(d));
+  // Their log lines too (archived jobs keep none): job_logs has no foreign key, see its migration.
+  await inChunks(tx, rows.map((r) => Number(r.id)), (list) => sql`DELETE FROM job_logs WHERE job_id IN (${list})`, skewedListChunk(d));
   const { affected } = await tx.run(sql`DELETE FROM jobs WHERE id IN (${ids})`);
   // The rows are locked: these keys' holders were these jobs, and are gone now.
   const keys = rows.filter((r) => r.job_key != null).map((r) => String(r.job_key));

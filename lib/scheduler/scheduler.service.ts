@@ -22,6 +22,8 @@ import { readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.
 import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { ProgressWrites } from './progress-writes';
+import { LogWrites } from '../logs/log-writes';
+import { insertLogLines } from '../logs/job-logs.sql';
 import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
 import type { JobView } from '../job.types';
@@ -70,6 +72,7 @@ export class SchedulerService {
   private readonly io: JobContextIO;
   private readonly buffer: PrefetchBuffer;
   private readonly progressWrites: ProgressWrites;
+  private readonly logWrites: LogWrites;
   /** The lease renewal in progress, if any. */
   private renewing: Promise<void> | undefined;
   /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
@@ -108,9 +111,19 @@ export class SchedulerService {
       // loop turn (40 x 1,000 awaited calls: a 1.3 s stall, heartbeats and timers included).
       if (db.dialect.name === 'sqlite') await new Promise((resolve) => setImmediate(resolve));
     }));
+    const logs = (this.logWrites = new LogWrites(
+      (id, lines) => insertLogLines(this.db, id, lines),
+      (id, lines, err) => this.logger.warn(`could not store ${lines} log line(s) of job ${id} (${(err as Error)?.message ?? err}); they are dropped`),
+    ));
     this.io = {
       progress: (id, percent, stage) => progress.report(id, percent, stage),
       upstream: (id) => readUpstreamResults(this.db, id),
+      // Lines of an attempt that has ended (a handler still logging after its abort, or after
+      // returning) are not stored: they would come after the job's result.
+      log: (id, line) => {
+        if (this.inFlight.has(id)) logs.append(id, line);
+      },
+      maxLogLines: options.maxLogLines,
     };
   }
 
@@ -554,6 +567,10 @@ export class SchedulerService {
     // outcome (see ProgressWrites.settled); the job holds its slot meanwhile.
     const progressWritten = outcome.kind === 'aborted' ? undefined : this.progressWrites.settled(job.id);
     if (progressWritten) await progressWritten;
+    // Lines logged before the handler returned are stored before its result, so that whoever
+    // sees the job finished finds its whole log (a failed write ends the wait too: see LogWrites).
+    const logsWritten = outcome.kind === 'aborted' ? undefined : this.logWrites.settled(job.id);
+    if (logsWritten) await logsWritten;
     this.inFlight.delete(job.id);
     this.vitals.inFlight = this.inFlight.size;
     bump(this.inFlightByGroup, job.group, -1);

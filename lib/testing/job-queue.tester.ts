@@ -7,6 +7,8 @@ import { JobLifecycle } from '../events/job-lifecycle';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { JobContext } from '../handlers/job-context';
 import { JobHandlerRegistry } from '../handlers/job-handler.registry';
+import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobQueueService } from '../job-queue.service';
 import { WorkerVitals } from '../scheduler/worker-vitals';
 import type { JobArgs, JobResult, JobTypeName } from '../typing/job-types';
@@ -33,6 +35,8 @@ export interface RunOptions {
 /** What `run()` saw besides the result. */
 export interface RunRecord {
   progress: Array<{ percent: number; stage: string | null }>;
+  /** Lines the handler logged with `ctx.log()`, as they would be stored (cut, the limit applied). */
+  logs: string[];
 }
 
 /**
@@ -42,14 +46,19 @@ export interface RunRecord {
  */
 @Injectable()
 export class JobQueueTester {
-  /** Progress reported by the handler during the last `run()`. */
-  readonly lastRun: RunRecord = { progress: [] };
+  /** Progress reported and lines logged by the handler during the last `run()`. */
+  readonly lastRun: RunRecord = { progress: [], logs: [] };
 
   constructor(
     private readonly moduleRef: ModuleRef,
     private readonly queue: JobQueueService,
     private readonly db: JobQueueDatabase,
   ) {}
+
+  /** The module's `maxLogLines`, which `run()` applies as the worker does. */
+  private get maxLogLines(): number {
+    return this.moduleRef.get<ResolvedJobQueueOptions>(JOB_QUEUE_OPTIONS, { strict: false }).maxLogLines;
+  }
 
   private get registry(): JobHandlerRegistry {
     return this.moduleRef.get(JobHandlerRegistry, { strict: false });
@@ -112,6 +121,7 @@ export class JobQueueTester {
     const handler = this.registry.get(type);
     if (!handler) throw new TestingHandlerNotFoundError(type, this.registry.types());
     this.lastRun.progress = [];
+    this.lastRun.logs = [];
     const aborter = new AbortController();
     // A signal aborted before the call aborts ctx.signal too (its 'abort' event has been and gone),
     // and the listener goes with the call: a test-wide signal kept one per run (and its context).
@@ -126,6 +136,8 @@ export class JobQueueTester {
       {
         progress: async (_id, percent, stage) => void this.lastRun.progress.push({ percent, stage }),
         upstream: async () => options.upstream ?? {},
+        log: (_id, line) => void this.lastRun.logs.push(line.message),
+        maxLogLines: this.maxLogLines,
       },
     );
     try {

@@ -18,6 +18,7 @@ class ReportJobs {
   async render(args: { title: string }, ctx: JobContext): Promise<{ summary: string }> {
     await ctx.progress(50, 'rendering');
     const { fetch } = await ctx.upstream<{ fetch: { bytes: number } }>();
+    ctx.log(`rendering ${args.title} from ${fetch.bytes} bytes`);
     return { summary: `${args.title}: ${fetch.bytes} bytes` };
   }
 }
@@ -56,5 +57,6 @@ describe('ReportJobs', () => {
 
     expect(result).toEqual({ summary: 'Q4: 7 bytes' });
     expect(tester.lastRun.progress).toEqual([{ percent: 50, stage: 'rendering' }]);
+    expect(tester.lastRun.logs).toEqual(['rendering Q4 from 7 bytes']);
   });
 });

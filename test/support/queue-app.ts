@@ -50,5 +50,6 @@ export async function startQueueApp(
 /** Empties the queue tables between specs that share a database. */
 export async function resetTables(app: QueueApp): Promise<void> {
   await app.db.run(sql`DELETE FROM job_deps`);
+  await app.db.run(sql`DELETE FROM job_logs`);
   await app.db.run(sql`DELETE FROM jobs`);
 }

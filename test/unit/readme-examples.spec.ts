@@ -25,6 +25,7 @@ const CONTEXT: Record<string, string> = {
   url: 'declare const url: string;',
   ids: 'declare const ids: Record<string, number>;',
   renderId: 'declare const renderId: number;',
+  syncId: 'declare const syncId: number;',
   tenant: 'declare const tenant: string;',
   user: 'declare const user: string;',
   doc: 'declare const doc: string;',

@@ -1,0 +1,52 @@
+import { storableText } from '../finalize/error-text';
+
+/** The longest message stored; a longer one is cut (a log is for reading, not for payloads). */
+export const MAX_LOG_MESSAGE_LENGTH = 2_000;
+
+/** A line as the handler gave it, waiting to be written. */
+export interface PendingLogLine {
+  attempt: number;
+  at: Date;
+  message: string;
+}
+
+/**
+ * The text stored for a `ctx.log()` argument (pure): any value as `String()` gives it (never
+ * throws: a value whose toString throws is logged by its tag), cut to MAX_LOG_MESSAGE_LENGTH
+ * characters, NUL and unpaired surrogates replaced as in `lastError`.
+ */
+export function logMessageText(message: unknown): string {
+  let text: string;
+  try {
+    text = typeof message === 'string' ? message : String(message);
+  } catch {
+    text = Object.prototype.toString.call(message);
+  }
+  return storableText(text, MAX_LOG_MESSAGE_LENGTH);
+}
+
+/** The last line of an attempt that reached `maxLogLines`; what it wrote after is not stored. */
+export function logLimitNotice(maxLogLines: number): string {
+  return `[log limit reached: maxLogLines is ${maxLogLines} lines per attempt; later lines of this attempt are not stored]`;
+}
+
+/**
+ * Lines of one job cut into statements (pure): at most `maxLines` each, and about `maxChars`
+ * characters of messages (a statement is one packet on MySQL/MariaDB; a line always goes).
+ */
+export function logStatements<T extends { message: string }>(lines: readonly T[], maxLines: number, maxChars: number): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
+  let chars = 0;
+  for (const line of lines) {
+    if (current.length && (current.length >= maxLines || chars + line.message.length > maxChars)) {
+      out.push(current);
+      current = [];
+      chars = 0;
+    }
+    current.push(line);
+    chars += line.message.length;
+  }
+  if (current.length) out.push(current);
+  return out;
+}

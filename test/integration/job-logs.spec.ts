@@ -1,0 +1,166 @@
+import { Injectable } from '@nestjs/common';
+import { InvalidCursorError, InvalidQueryError, JobContext, JobHandler, JobNotFoundError } from '../../lib';
+import { logLimitNotice, MAX_LOG_MESSAGE_LENGTH } from '../../lib/logs/log-line';
+import { describeDialects } from '../support/describe-dialects';
+import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { eventually } from '../support/wait';
+
+const MAX_LINES = 3_000;
+
+@Injectable()
+class LoggingJobs {
+  @JobHandler('logs.flaky', { maxAttempts: 2 })
+  async flaky(args: { lines: number }, ctx: JobContext): Promise<string> {
+    for (let i = 0; i < args.lines; i++) ctx.log(`attempt ${ctx.attempt} line ${i}`);
+    if (ctx.attempt === 1) throw new Error('the first attempt fails');
+    return 'ok';
+  }
+
+  /** Logs in one synchronous loop and returns at once: nothing awaited. */
+  @JobHandler('logs.burst')
+  async burst(args: { lines: number }, ctx: JobContext): Promise<null> {
+    for (let i = 0; i < args.lines; i++) ctx.log(`line ${i}`);
+    return null;
+  }
+
+  @JobHandler('logs.odd')
+  async odd(_args: unknown, ctx: JobContext): Promise<null> {
+    ctx.log('<img src=x onerror="alert(1)"> & </script>');
+    ctx.log('nul\u0000here, lone \uD800 surrogate, emoji 😀, ünïcode');
+    ctx.log('z'.repeat(50_000));
+    ctx.log({ not: 'a string' } as unknown as string);
+    ctx.log('multi\nline');
+    return null;
+  }
+
+  /** Logs again after it returned: that line comes after the result and is not stored. */
+  @JobHandler('logs.late')
+  async late(_args: unknown, ctx: JobContext): Promise<null> {
+    ctx.log('in time');
+    setTimeout(() => ctx.log('too late'), 50);
+    return null;
+  }
+}
+
+/** `ctx.log()` and `getLogs()`: lines per attempt, in order, bounded, removed with their job. */
+describeDialects('job logs', (db) => {
+  let app: QueueApp;
+
+  beforeAll(async () => {
+    app = await startQueueApp(db, { maxLogLines: MAX_LINES, retryBackoff: { baseMs: 10, maxMs: 20 }, pollIntervalMs: 50 }, [LoggingJobs]);
+  });
+  afterAll(() => app?.close());
+  beforeEach(() => resetTables(app));
+
+  const allLines = async (id: number, attempt?: number) => {
+    const out: Array<{ attempt: number; at: Date; message: string }> = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await app.queue.getLogs(id, { limit: 1_000, cursor, ...(attempt ? { attempt } : {}) });
+      out.push(...page.logs);
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor);
+    return { lines: out, pages };
+  };
+
+  it('keeps every attempt\'s lines, in order, stored before the job is seen finished', async () => {
+    const job = await app.queue.enqueue({ type: 'logs.flaky', args: { lines: 3 } });
+    expect(await app.queue.waitFor(job.id, { timeoutMs: 30_000 })).toMatchObject({ state: 'done', attempts: 2 });
+    const { logs, nextCursor } = await app.queue.getLogs(job.id);
+    expect(nextCursor).toBeNull();
+    expect(logs.map((l) => [l.attempt, l.message])).toEqual([
+      [1, 'attempt 1 line 0'], [1, 'attempt 1 line 1'], [1, 'attempt 1 line 2'],
+      [2, 'attempt 2 line 0'], [2, 'attempt 2 line 1'], [2, 'attempt 2 line 2'],
+    ]);
+    for (const l of logs) expect(Math.abs(l.at.getTime() - Date.now())).toBeLessThan(60_000);
+    expect(logs[3].at.getTime()).toBeGreaterThanOrEqual(logs[2].at.getTime());
+    expect((await app.queue.getLogs(job.id, { attempt: 2 })).logs.map((l) => l.message)).toEqual(['attempt 2 line 0', 'attempt 2 line 1', 'attempt 2 line 2']);
+    expect((await app.queue.getLogs(job.id, { attempt: 3 })).logs).toEqual([]);
+  });
+
+  it('pages a long log by cursor without gaps or repeats; stores maxLogLines lines an attempt, then a notice', async () => {
+    const [full, over] = await Promise.all([
+      app.queue.enqueue({ type: 'logs.burst', args: { lines: 2_500 } }),
+      app.queue.enqueue({ type: 'logs.burst', args: { lines: 20_000 } }),
+    ]);
+    await app.queue.waitFor(full.id, { timeoutMs: 60_000 });
+    await app.queue.waitFor(over.id, { timeoutMs: 60_000 });
+
+    const a = await allLines(full.id);
+    expect(a.pages).toBe(3);
+    expect(a.lines.map((l) => l.message)).toEqual(Array.from({ length: 2_500 }, (_, i) => `line ${i}`));
+
+    const b = await allLines(over.id);
+    expect(b.lines).toHaveLength(MAX_LINES + 1);
+    expect(b.lines.slice(0, MAX_LINES).map((l) => l.message)).toEqual(Array.from({ length: MAX_LINES }, (_, i) => `line ${i}`));
+    expect(b.lines[MAX_LINES].message).toBe(logLimitNotice(MAX_LINES));
+
+    // A cursor belongs to its job and attempt.
+    const first = await app.queue.getLogs(full.id, { limit: 10 });
+    await expect(app.queue.getLogs(over.id, { limit: 10, cursor: first.nextCursor })).rejects.toBeInstanceOf(InvalidCursorError);
+    await expect(app.queue.getLogs(full.id, { limit: 10, attempt: 1, cursor: first.nextCursor })).rejects.toBeInstanceOf(InvalidCursorError);
+    await expect(app.queue.getLogs(full.id, { cursor: first.nextCursor!.slice(0, -2) + 'AA' })).rejects.toBeInstanceOf(InvalidCursorError);
+  });
+
+  it('stores what a handler logs as text: markup unchanged, unstorable characters replaced, long lines cut', async () => {
+    const job = await app.queue.enqueue({ type: 'logs.odd' });
+    await app.queue.waitFor(job.id, { timeoutMs: 30_000 });
+    const messages = (await app.queue.getLogs(job.id)).logs.map((l) => l.message);
+    expect(messages).toEqual([
+      '<img src=x onerror="alert(1)"> & </script>',
+      'nul\uFFFDhere, lone \uFFFD surrogate, emoji 😀, ünïcode',
+      'z'.repeat(MAX_LOG_MESSAGE_LENGTH),
+      '[object Object]',
+      'multi\nline',
+    ]);
+  });
+
+  it('does not store a line logged after the handler returned', async () => {
+    const job = await app.queue.enqueue({ type: 'logs.late' });
+    await app.queue.waitFor(job.id, { timeoutMs: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await app.queue.getLogs(job.id)).logs.map((l) => l.message)).toEqual(['in time']);
+  });
+
+  it('removes a job\'s lines with the job, and leaves other jobs\' lines alone', async () => {
+    const [gone, kept] = await Promise.all([
+      app.queue.enqueue({ type: 'logs.burst', args: { lines: 40 } }),
+      app.queue.enqueue({ type: 'logs.burst', args: { lines: 5 } }),
+    ]);
+    await app.queue.waitFor(gone.id, { timeoutMs: 30_000 });
+    await app.queue.waitFor(kept.id, { timeoutMs: 30_000 });
+    await app.queue.remove(gone.id);
+    const left = await app.rows(`SELECT job_id, COUNT(*) AS n FROM job_logs GROUP BY job_id`);
+    expect(left.map((r) => [Number(r.job_id), Number(r.n)])).toEqual([[kept.id, 5]]);
+    await expect(app.queue.getLogs(gone.id)).rejects.toBeInstanceOf(JobNotFoundError);
+  });
+
+  it('refuses bad input with a typed error: ids, limits, attempts, unknown fields, unknown jobs', async () => {
+    const job = await app.queue.enqueue({ type: 'logs.burst', args: { lines: 1 } });
+    for (const id of [0, -1, 1.5, '1', null, Number.NaN]) {
+      await expect(app.queue.getLogs(id as number)).rejects.toBeInstanceOf(InvalidQueryError);
+    }
+    for (const query of [{ limit: 0 }, { limit: 1_001 }, { limit: 2.5 }, { attempt: 0 }, { attempt: 'one' }, { order: 'desc' }, { cursor: 5 }, 'x']) {
+      await expect(app.queue.getLogs(job.id, query as never)).rejects.toBeInstanceOf(InvalidQueryError);
+    }
+    await expect(app.queue.getLogs(job.id + 1_000_000)).rejects.toBeInstanceOf(JobNotFoundError);
+    // A job that has logged nothing yet has an empty log, not an error.
+    const quiet = await app.queue.enqueue({ type: 'logs.burst', args: { lines: 0 }, runAfter: new Date(Date.now() + 3_600_000) });
+    expect(await app.queue.getLogs(quiet.id)).toEqual({ logs: [], nextCursor: null });
+  });
+
+  it('keeps up with many jobs logging at once: 40 jobs x 1,000 lines, every line stored', async () => {
+    const started = Date.now();
+    const ids = await app.queue.enqueueGraph(Array.from({ length: 40 }, (_, i) => ({ ref: `j${i}`, type: 'logs.burst', args: { lines: 1_000 } })));
+    await eventually('every job done', async () => (await app.count(`state = 'done'`)) === 40, 120_000, 50);
+    const ms = Date.now() - started;
+    const counts = await app.rows(`SELECT job_id, COUNT(*) AS n FROM job_logs GROUP BY job_id`);
+    expect(counts).toHaveLength(40);
+    for (const r of counts) expect(Number(r.n)).toBe(1_000);
+    const one = await allLines(ids.j7);
+    expect(one.lines.map((l) => l.message)).toEqual(Array.from({ length: 1_000 }, (_, i) => `line ${i}`));
+    console.log(`[${db.dialect}] 40 jobs x 1,000 lines logged and stored in ${ms} ms`);
+  });
+});
