@@ -1,3 +1,4 @@
+import { binarySlices } from '../database/binary-slices';
 import { sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import type { SqlDialect } from '../database/dialects/sql-dialect';
@@ -13,7 +14,9 @@ const CHARS_PER_STATEMENT = 1_000_000;
  * (deleteJobRows), and a late write must not leave lines behind that nothing removes.
  */
 export async function insertLogLines(db: SqlExecutor, jobId: number, lines: readonly PendingLogLine[]): Promise<void> {
-  for (const part of logStatements(lines, LINES_PER_STATEMENT, CHARS_PER_STATEMENT)) {
+  const parts = logStatements(lines, LINES_PER_STATEMENT, CHARS_PER_STATEMENT);
+  // SQLite compiles a statement per text: a few lengths (see binarySlices), not one per burst size.
+  for (const part of db.dialect.name === 'sqlite' ? parts.flatMap((p) => binarySlices(p)) : parts) {
     await db.run(insertStatement(db.dialect, jobId, part));
   }
 }
