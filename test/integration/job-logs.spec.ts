@@ -1,4 +1,8 @@
+import { jest } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
+import { JobQueueDatabase } from '../../lib/database/job-queue.database';
+import type { Sql } from '../../lib/database/sql';
+import { SQLITE_REMOVAL_BATCH_BYTES } from '../../lib/removal/job-removal.sql';
 import { InvalidCursorError, InvalidQueryError, JobContext, JobHandler, JobNotFoundError } from '../../lib';
 import { logLimitNotice, MAX_LOG_MESSAGE_LENGTH } from '../../lib/logs/log-line';
 import { describeDialects } from '../support/describe-dialects';
@@ -136,6 +140,35 @@ describeDialects('job logs', (db) => {
     expect(left.map((r) => [Number(r.job_id), Number(r.n)])).toEqual([[kept.id, 5]]);
     await expect(app.queue.getLogs(gone.id)).rejects.toBeInstanceOf(JobNotFoundError);
   });
+
+  if (db.dialect === 'sqlite') {
+    it('SQLite: counts log lines in the bytes one removal transaction may free, so a long log does not hold the event loop', async () => {
+      // 30 finished jobs of 400 lines of 1,000 characters: 12 MB of lines, over one transaction's 8 MB.
+      await app.queue.enqueueGraph(Array.from({ length: 30 }, (_, i) => ({ ref: `j${i}`, type: 'logs.burst', args: { lines: 0 }, group: 'long', runAfter: new Date(Date.now() + 3_600_000) })));
+      await app.rows(`UPDATE jobs SET state = 'done', finished_at = CURRENT_TIMESTAMP WHERE group_key = 'long'`);
+      await app.rows(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
+        INSERT INTO job_logs (job_id, attempt, logged_at, message) SELECT j.id, 1, '2026-01-01 00:00:00.000', substr(hex(zeroblob(500)), 1, 1000) FROM jobs j, n WHERE j.group_key = 'long'`);
+      const database = app.module.get(JobQueueDatabase);
+      const transaction = database.transaction.bind(database);
+      const batches: number[] = [];
+      const spy = jest.spyOn(database, 'transaction').mockImplementation((work, options) =>
+        transaction((tx) => work({ dialect: tx.dialect, run: (st: Sql) => {
+          const { text, params } = st.render('sqlite');
+          if (text.startsWith('DELETE FROM jobs WHERE id IN')) batches.push(params.length);
+          return tx.run(st);
+        } }), options),
+      );
+      try {
+        expect(await app.queue.removeMany({ group: 'long' })).toEqual({ count: 30 });
+      } finally {
+        spy.mockRestore();
+      }
+      const perJob = 400 * 1_040;
+      for (const jobs of batches) expect(jobs * perJob).toBeLessThanOrEqual(SQLITE_REMOVAL_BATCH_BYTES + perJob);
+      expect(batches.reduce((a, n) => a + n, 0)).toBe(30);
+      expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_logs`))[0].n)).toBe(0);
+    });
+  }
 
   it('refuses bad input with a typed error: ids, limits, attempts, unknown fields, unknown jobs', async () => {
     const job = await app.queue.enqueue({ type: 'logs.burst', args: { lines: 1 } });
