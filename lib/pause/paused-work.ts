@@ -120,6 +120,15 @@ export class PausedWork extends EventEmitter {
     return Promise.resolve();
   }
 
+  /**
+   * Resolves once no read is in flight or queued, whatever they end in. The shutdown waits for it
+   * before the connection closes: a read the half-poll timer had started just before failed
+   * against the closed connection and logged a warning at every such shutdown.
+   */
+  async idle(): Promise<void> {
+    for (let pending = this.queued ?? this.reading; pending; pending = this.queued ?? this.reading) await pending.catch(() => undefined);
+  }
+
   private readonly startQueued = (): Promise<void> => {
     this.queued = undefined;
     return this.refresh();

@@ -109,6 +109,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     const deadline = this.shutdownDeadline();
     for (const name of ['poll', 'pause', 'reclaim', 'timeout', 'retention', 'weights'] as const) this.clear(name);
     await deadline.wait(this.listener.stop(), 'the LISTEN connection');
+    await deadline.wait(this.paused.idle(), 'a read of the paused types and groups');
     await deadline.wait(this.sweeps.idle(), 'a sweep');
     const drained = this.scheduler.drain(this.options.shutdownGraceMs);
     if (await deadline.wait(drained, 'the running jobs and their hand-back')) {

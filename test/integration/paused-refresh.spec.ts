@@ -1,4 +1,6 @@
 import { jest } from '@jest/globals';
+import { Injectable, Logger } from '@nestjs/common';
+import { JobHandler } from '../../lib';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import type { SqlResult } from '../../lib/database/sql-executor';
 import type { Sql } from '../../lib/database/sql';
@@ -98,5 +100,40 @@ describeDialects('paused entries: read again only when they changed', (db) => {
       paused.fullReadEveryMs = every;
       await a.queue.resume({ group: 'by-hand' });
     }
+  });
+
+  it('a shutdown waits for a read of the entries in flight, which no longer fails against the closed connection', async () => {
+    @Injectable()
+    class Noop {
+      @JobHandler('paused-refresh.noop')
+      async run(): Promise<null> {
+        return null;
+      }
+    }
+    // A half-poll refresh every 10 ms; the next one is held 300 ms, across close().
+    const worker = await startQueueApp(db, { pollIntervalMs: 20 }, [Noop]);
+    const database = worker.module.get(JobQueueDatabase);
+    const run = database.run.bind(database);
+    let hold = false;
+    let held = 0;
+    jest.spyOn(database, 'run').mockImplementation(async (statement: Sql) => {
+      if (hold && /FROM job_queue_versions/.test(statement.render(db.dialect).text)) {
+        hold = false;
+        held++;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      return run(statement);
+    });
+    const warnings: string[] = [];
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warnings.push(String(message)));
+    try {
+      hold = true;
+      while (!held) await new Promise((resolve) => setTimeout(resolve, 5));
+      await worker.close();
+      await new Promise((resolve) => setTimeout(resolve, 400)); // past the held read, had the close not waited
+    } finally {
+      warn.mockRestore();
+    }
+    expect(warnings.filter((w) => /paused/.test(w))).toEqual([]);
   });
 });
