@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { JobQueueDatabase } from '../database/job-queue.database';
 import { JobNotFoundError } from '../errors';
-import { InvalidCursorError, InvalidQueryError } from '../errors/query.errors';
-import { decodeKeyCursor, encodeKeyCursor } from '../query/find-cursor';
+import { InvalidQueryError } from '../errors/query.errors';
+import { decodeCursor, encodeCursor } from '../query/find-cursor';
 import type { JobLogPage, JobLogQuery } from './job-log.types';
 import { jobExists, readLogLines } from './job-logs.sql';
 
@@ -15,7 +15,8 @@ export class JobLogService {
   constructor(private readonly db: JobQueueDatabase) {}
 
   /**
-   * A page of a job's log, by attempt and then in the order written. Throws `InvalidQueryError`
+   * A page of a job's log, in the order written (a retry's attempts, which start over at 1,
+   * after the earlier ones). Throws `InvalidQueryError`
    * for a bad id, attempt or limit, `InvalidCursorError` for a cursor not issued for this job
    * and attempt, and `JobNotFoundError` when the job does not exist (its lines go with it).
    */
@@ -23,14 +24,14 @@ export class JobLogService {
     if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new InvalidQueryError('id', 'a positive integer', id);
     const { attempt, limit, cursor } = normalizeLogQuery(query);
     const scope = `logs:${id}:${attempt ?? '*'}`;
-    const after = cursor === null ? null : parsePosition(cursor, decodeKeyCursor(cursor, scope));
+    const after = cursor === null ? null : decodeCursor(cursor, scope);
     const rows = await readLogLines(this.db, id, attempt, after, limit + 1);
     if (!rows.length && after === null && !(await jobExists(this.db, id))) throw new JobNotFoundError(id);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
       logs: page.map((r) => ({ attempt: Number(r.attempt), at: this.db.dialect.parseTime(r.logged_at) ?? new Date(NaN), message: String(r.message) })),
-      nextCursor: rows.length > limit ? encodeKeyCursor(`${Number(last.attempt)}:${Number(last.id)}`, scope) : null,
+      nextCursor: rows.length > limit ? encodeCursor(Number(last.id), scope) : null,
     };
   }
 }
@@ -53,10 +54,4 @@ function normalizeLogQuery(raw: unknown): { attempt: number | null; limit: numbe
   const cursor = o.cursor ?? null;
   if (cursor !== null && typeof cursor !== 'string') throw new InvalidQueryError('cursor', 'a string from nextCursor, or null', cursor);
   return { attempt: attempt as number | null, limit, cursor: cursor as string | null };
-}
-
-function parsePosition(cursor: string, key: string): { attempt: number; id: number } {
-  const m = /^([1-9]\d{0,15}):([1-9]\d{0,15})$/.exec(key);
-  if (!m || !Number.isSafeInteger(Number(m[1])) || !Number.isSafeInteger(Number(m[2]))) throw new InvalidCursorError(cursor, 'not a cursor');
-  return { attempt: Number(m[1]), id: Number(m[2]) };
 }

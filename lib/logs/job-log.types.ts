@@ -17,7 +17,7 @@ export interface JobLogQuery {
 }
 
 export interface JobLogPage {
-  /** By attempt, then in the order written. */
+  /** In the order written (after a `retry()`, whose attempts start over at 1, its lines follow the earlier ones). */
   logs: JobLogLine[];
   /** Pass back as `cursor` for the next page; null after the last one. */
   nextCursor: string | null;

@@ -36,14 +36,16 @@ function insertStatement(d: SqlDialect, jobId: number, lines: readonly PendingLo
   return sql`INSERT INTO job_logs (job_id, attempt, logged_at, message) SELECT ${jobId}, v.column1, v.column2, v.column3 FROM (VALUES ${values}) v WHERE ${exists}`;
 }
 
-/** Up to `limit` lines of a job after the position (attempt, id), by attempt then id. */
-export async function readLogLines(db: SqlExecutor, jobId: number, attempt: number | null, after: { attempt: number; id: number } | null, limit: number): Promise<Row[]> {
+/**
+ * Up to `limit` lines of a job written after line `afterId`, in the order written. By id, not by
+ * attempt: a retry starts the attempts over at 1, and its lines come after the earlier ones.
+ */
+export async function readLogLines(db: SqlExecutor, jobId: number, attempt: number | null, afterId: number | null, limit: number): Promise<Row[]> {
   const d = db.dialect;
   const onlyAttempt = attempt === null ? sql`` : sql` AND attempt = ${attempt}`;
-  // attempt >= first, so that the index's range starts there; then past the id within it.
-  const position = after === null ? sql`` : sql` AND attempt >= ${after.attempt} AND (attempt > ${after.attempt} OR id > ${after.id})`;
+  const after = afterId === null ? sql`` : sql` AND id > ${afterId}`;
   const { rows } = await db.run(sql`SELECT id, attempt, ${d.selectTime('logged_at')} AS logged_at, message FROM job_logs
-    WHERE job_id = ${jobId}${onlyAttempt}${position} ORDER BY attempt, id LIMIT ${limit}`);
+    WHERE job_id = ${jobId}${after}${onlyAttempt} ORDER BY id LIMIT ${limit}`);
   return rows;
 }
 

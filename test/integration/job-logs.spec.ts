@@ -37,6 +37,18 @@ class LoggingJobs {
     return null;
   }
 
+  private readonly runs = new Map<number, number>();
+
+  /** Fails both of its attempts; `retry()` runs it again from attempt 1. */
+  @JobHandler('logs.retried', { maxAttempts: 2 })
+  async retried(_args: unknown, ctx: JobContext): Promise<null> {
+    const run = (this.runs.get(ctx.id) ?? 0) + 1;
+    this.runs.set(ctx.id, run);
+    ctx.log(`run ${run}, attempt ${ctx.attempt}`);
+    if (run <= 2) throw new Error('fails');
+    return null;
+  }
+
   /** Logs again after it returned: that line comes after the result and is not stored. */
   @JobHandler('logs.late')
   async late(_args: unknown, ctx: JobContext): Promise<null> {
@@ -82,6 +94,24 @@ describeDialects('job logs', (db) => {
     expect(logs[3].at.getTime()).toBeGreaterThanOrEqual(logs[2].at.getTime());
     expect((await app.queue.getLogs(job.id, { attempt: 2 })).logs.map((l) => l.message)).toEqual(['attempt 2 line 0', 'attempt 2 line 1', 'attempt 2 line 2']);
     expect((await app.queue.getLogs(job.id, { attempt: 3 })).logs).toEqual([]);
+  });
+
+  it('after retry(), whose attempts start over at 1, shows the new lines after the earlier ones', async () => {
+    const job = await app.queue.enqueue({ type: 'logs.retried' });
+    expect((await app.queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('failed');
+    await app.queue.retry(job.id);
+    expect((await app.queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('done');
+    const { lines } = await allLines(job.id);
+    expect(lines.map((l) => [l.attempt, l.message])).toEqual([[1, 'run 1, attempt 1'], [2, 'run 2, attempt 2'], [1, 'run 3, attempt 1']]);
+    const pages: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof app.queue.getLogs>> = await app.queue.getLogs(job.id, { limit: 1, cursor });
+      pages.push(...page.logs.map((l) => l.message));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(pages).toEqual(['run 1, attempt 1', 'run 2, attempt 2', 'run 3, attempt 1']);
+    expect((await app.queue.getLogs(job.id, { attempt: 1 })).logs.map((l) => l.message)).toEqual(['run 1, attempt 1', 'run 3, attempt 1']);
   });
 
   it('pages a long log by cursor without gaps or repeats; stores maxLogLines lines an attempt, then a notice', async () => {

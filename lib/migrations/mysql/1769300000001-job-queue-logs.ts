@@ -12,7 +12,7 @@ export class JobQueueLogsMysql1769300000001 extends JobQueueMigration {
       logged_at DATETIME(3) NOT NULL,
       message TEXT NOT NULL,
       PRIMARY KEY (id),
-      KEY job_logs_job_idx (job_id, attempt, id)
+      KEY job_logs_job_idx (job_id, id)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
   ];
   protected readonly downSql = [`DROP TABLE job_logs`];

@@ -3,7 +3,8 @@ import { JobQueueMigration } from '../job-queue-migration';
 /**
  * `job_logs`: the lines a handler writes with `ctx.log()`, per job and attempt. No foreign key
  * (as job_deps since migration 29): the removal path deletes a job's lines with the job, and a
- * per-row key check cost every job deleted. Read by job and attempt, in the order written.
+ * per-row key check cost every job deleted. Read by job in the order written (by id: a retry
+ * starts the attempts over at 1, so attempt numbers alone do not order the lines).
  */
 export class JobQueueLogsPostgres1769300000001 extends JobQueueMigration {
   readonly version = 39;
@@ -16,7 +17,7 @@ export class JobQueueLogsPostgres1769300000001 extends JobQueueMigration {
       logged_at timestamptz NOT NULL,
       message text NOT NULL
     )`,
-    `CREATE INDEX job_logs_job_idx ON job_logs (job_id, attempt, id)`,
+    `CREATE INDEX job_logs_job_idx ON job_logs (job_id, id)`,
   ];
   protected readonly downSql = [`DROP TABLE job_logs`];
 }

@@ -15,7 +15,7 @@ export class JobQueueLogsSqlite1769300000001 extends JobQueueMigration {
       logged_at TEXT NOT NULL,
       message TEXT NOT NULL
     )`,
-    `CREATE INDEX job_logs_job_idx ON job_logs (job_id, attempt, id)`,
+    `CREATE INDEX job_logs_job_idx ON job_logs (job_id, id)`,
   ];
   protected readonly downSql = [`DROP TABLE job_logs`];
 }
