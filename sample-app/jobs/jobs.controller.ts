@@ -1,8 +1,9 @@
 import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query } from '@nestjs/common';
-import { JobQueueService } from 'nestjs-sql-job-queue';
+import { JobQueueService, type JobLogPage } from 'nestjs-sql-job-queue';
 import { JobIdPipe } from './job-id.pipe';
 import { toJobResponse, type JobResponse } from './job.response';
 import { parseJobsQuery, type JobsQuery } from './jobs-query.parser';
+import { parseLogsQuery } from './logs-query.parser';
 
 /**
  * Read, cancel and retry single jobs. Unknown ids and wrong states surface as the library's typed
@@ -25,6 +26,12 @@ export class JobsController {
     const job = await this.queue.get(id);
     if (!job) throw new NotFoundException(`Job ${id} does not exist.`);
     return toJobResponse(job);
+  }
+
+  /** `GET /jobs/:id/logs?attempt=2&limit=100&cursor=…`: the lines its handler wrote with `ctx.log()`, in the order written. */
+  @Get(':id/logs')
+  async logs(@Param('id', JobIdPipe) id: number, @Query() query: Record<string, unknown>): Promise<JobLogPage> {
+    return this.queue.getLogs(id, parseLogsQuery(query));
   }
 
   /** Cancels the job (a container: its unfinished subtree) and its dependents; a finished job is returned as is. */

@@ -15,12 +15,15 @@ const RENDER_STAGES = ['layout', 'charts', 'tables', 'pdf'] as const;
 export class ReportHandlers {
   @JobHandler('fetch', { maxAttempts: 3, timeoutMs: 5_000 })
   async fetch({ tenant, source }: FetchArgs, ctx: JobContext): Promise<FetchResult> {
+    ctx.log(`calling the ${source} API for ${tenant} (attempt ${ctx.attempt} of ${ctx.maxAttempts})`);
     await sleep(sourceLatencyMs(source), undefined, { signal: ctx.signal });
     if (source === FLAKY_SOURCE && ctx.attempt === 1) {
       // Deterministic flakiness: the queue retries with backoff and the second attempt succeeds.
       throw new Error(`${source} API timed out (simulated; fails on the first attempt only)`);
     }
-    return { source, rows: sourceRows(tenant, source) };
+    const rows = sourceRows(tenant, source);
+    ctx.log(`${source} answered ${rows.length} rows`); // read with GET /jobs/:id/logs, or on the dashboard's job page
+    return { source, rows };
   }
 
   @JobHandler('parse')
@@ -50,6 +53,7 @@ export class ReportHandlers {
     const { aggregate } = await ctx.upstream<{ aggregate: AggregateResult }>();
     for (const [i, stage] of RENDER_STAGES.entries()) {
       await ctx.progress((i * 100) / RENDER_STAGES.length, stage);
+      ctx.log(`rendering ${stage}`);
       await sleep(400, undefined, { signal: ctx.signal });
     }
     await ctx.progress(100, 'rendered');

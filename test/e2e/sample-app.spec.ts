@@ -77,6 +77,21 @@ describeDialects('sample app over HTTP', (db) => {
     expect(a['fetch:billing']).toMatchObject({ attempts: 2, maxAttempts: 3 });
     expect(a['fetch:billing'].error).toMatch(/billing API timed out/);
     expect(a['fetch:crm']).toMatchObject({ attempts: 1, error: null });
+    // Its log (GET /jobs/:id/logs): both attempts' lines, in the order written.
+    const log = await http.get(`/jobs/${a['fetch:billing'].id}/logs`);
+    expect(log.status).toBe(200);
+    expect(log.body.nextCursor).toBeNull();
+    expect(log.body.logs.map((l: { attempt: number; message: string }) => [l.attempt, l.message])).toEqual([
+      [1, 'calling the billing API for acme (attempt 1 of 3)'],
+      [2, 'calling the billing API for acme (attempt 2 of 3)'],
+      [2, `billing answered ${rowsOf(a['fetch:billing'])} rows`],
+    ]);
+    expect(Date.parse(log.body.logs[0].at)).toBeLessThanOrEqual(Date.parse(log.body.logs[1].at));
+    const attempt2 = await http.get(`/jobs/${a['fetch:billing'].id}/logs?attempt=2&limit=1`);
+    expect(attempt2.body.logs).toHaveLength(1);
+    const rest = await http.get(`/jobs/${a['fetch:billing'].id}/logs?attempt=2&limit=1&cursor=${attempt2.body.nextCursor}`);
+    expect(rest.body).toMatchObject({ logs: [{ attempt: 2, message: expect.stringMatching(/answered/) }], nextCursor: null });
+    expect((await http.get(`/jobs/${a.render.id}/logs`)).body.logs.map((l: { message: string }) => l.message)).toEqual(['rendering layout', 'rendering charts', 'rendering tables', 'rendering pdf']);
 
     // render reported its stages and ended at 100; notify carried render's and aggregate's results.
     expect(renderSeen.some((j) => j.state === 'running' && ['layout', 'charts', 'tables', 'pdf'].includes(j.stage!))).toBe(true);
@@ -120,6 +135,10 @@ describeDialects('sample app over HTTP', (db) => {
     }
     for (const id of ['abc', '0', '-3', '1.5']) {
       expect(await http.get(`/jobs/${id}`)).toMatchObject({ status: 400, body: { message: expect.stringMatching(/positive integer/) } });
+    }
+    expect(await http.get('/jobs/987654/logs')).toMatchObject({ status: 404, body: { error: 'JOB_NOT_FOUND' } });
+    for (const query of ['limit=0', 'limit=5000', 'limit=x', 'attempt=0', 'colour=red', 'cursor=forged']) {
+      expect({ query, status: (await http.get(`/jobs/1/logs?${query}`)).status }).toEqual({ query, status: 400 });
     }
     expect((await http.get('/stats')).body.byState.waiting).toBe(0); // nothing was enqueued by the bad requests
   });
@@ -234,4 +253,9 @@ async function bootSampleApp(databaseUrl: string): Promise<INestApplication> {
   } finally {
     for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
   }
+}
+
+/** Rows a fetch job's result holds. */
+function rowsOf(job: { result: { rows: number[] } }): number {
+  return job.result.rows.length;
 }
