@@ -5,6 +5,11 @@ import type { ScheduleFilter } from '../recurring/schedule-filter';
 /** Rows per page of the jobs table; find() allows more, the browser never needs them. */
 export const MAX_DASHBOARD_PAGE = 100;
 const MAX_ARGS_FILTER = 4_096;
+/**
+ * Log lines per page of the job page's log: 200 lines of at most 2,000 characters each keep a
+ * response under about 400,000 characters, however long the job logged.
+ */
+export const MAX_LOG_PAGE = 200;
 
 export interface DashboardJobsQuery {
   filter: JobFilter;
@@ -60,6 +65,26 @@ export function parseSchedulesQuery(raw: Record<string, unknown> | null | undefi
   return { filter, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
 }
 
+export interface DashboardLogsQuery {
+  attempt?: number;
+  limit: number;
+  cursor?: string;
+}
+
+/**
+ * The job log's query string (pure): `attempt` (a positive integer), `limit` (1–200, default
+ * 200), `cursor`. getLogs validates the cursor itself (a forged one is InvalidCursorError, 400).
+ */
+export function parseLogsQuery(raw: Record<string, unknown> | null | undefined): DashboardLogsQuery {
+  const field = fieldReader(raw);
+  const query: DashboardLogsQuery = { limit: pageLimit(field('limit'), MAX_LOG_PAGE, MAX_LOG_PAGE) };
+  const attempt = field('attempt');
+  if (attempt) query.attempt = positiveInt(attempt, 'attempt');
+  const cursor = field('cursor');
+  if (cursor) query.cursor = cursor;
+  return query;
+}
+
 /** Reads one query-string field: absent or empty is undefined, a repeated one (an array) is refused. */
 function fieldReader(raw: Record<string, unknown> | null | undefined): (name: string) => string | undefined {
   const q = raw ?? {};
@@ -71,9 +96,9 @@ function fieldReader(raw: Record<string, unknown> | null | undefined): (name: st
   };
 }
 
-function pageLimit(text: string | undefined): number {
-  const limit = text === undefined ? 50 : positiveInt(text, 'limit');
-  if (limit > MAX_DASHBOARD_PAGE) throw new InvalidQueryError('limit', `an integer from 1 to ${MAX_DASHBOARD_PAGE}`, limit);
+function pageLimit(text: string | undefined, max = MAX_DASHBOARD_PAGE, fallback = 50): number {
+  const limit = text === undefined ? fallback : positiveInt(text, 'limit');
+  if (limit > max) throw new InvalidQueryError('limit', `an integer from 1 to ${max}`, limit);
   return limit;
 }
 

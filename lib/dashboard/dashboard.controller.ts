@@ -63,6 +63,11 @@ export function createDashboardController(path: string): Type<unknown> {
       return job;
     }
 
+    @Get('api/jobs/:id/logs')
+    logs(@Param('id') id: string, @Query() query: Record<string, unknown>) {
+      return this.dashboard.logs(positiveInt(id, 'id'), query);
+    }
+
     @Get('api/schedules')
     schedules(@Query() query: Record<string, unknown>) {
       return this.dashboard.schedules(query);

@@ -16,7 +16,7 @@ import { graphNodeSummaries } from './dashboard-graph.sql';
 import { nearestEdges } from './nearest-edges';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
-import { parseJobsQuery, parseSchedulesQuery } from './dashboard-query';
+import { parseJobsQuery, parseLogsQuery, parseSchedulesQuery } from './dashboard-query';
 import { readOldestReadyAgeMs } from '../stats/oldest-ready.sql';
 import { cappedStateCount, groupsInFlight, pausedCount, pausedPreview, scheduleCount, workersInFlight } from './dashboard-stats.sql';
 import { ThroughputHistory } from './throughput-history';
@@ -92,6 +92,13 @@ export interface ScheduleRowView {
   args: BoundedText;
 }
 
+/** A job log line as the page gets it: `at` as ISO 8601 text, `message` as stored (at most 2,000 characters). */
+export interface LogLineView {
+  attempt: number;
+  at: string;
+  message: string;
+}
+
 export interface GraphNodeView {
   id: number;
   type: string;
@@ -165,6 +172,19 @@ export class DashboardService {
       args: json('args'),
       result: row.result == null ? null : json('result'),
       error: row.last_error == null ? null : boundHead(String(row.last_error), Number(row.last_error_length), MAX_FIELD_CHARS),
+    };
+  }
+
+  /**
+   * A page of the job's log, oldest line first, through getLogs (its order, cursor and typed
+   * errors: an unknown job is JobNotFoundError, a forged cursor InvalidCursorError). Not shared
+   * between pages like the overview: each reader pages on its own.
+   */
+  async logs(id: number, query: Record<string, unknown>): Promise<{ logs: LogLineView[]; nextCursor: string | null }> {
+    const page = await this.queue.getLogs(id, parseLogsQuery(query));
+    return {
+      logs: page.logs.map((line) => ({ attempt: line.attempt, at: line.at.toISOString(), message: line.message })),
+      nextCursor: page.nextCursor,
     };
   }
 

@@ -2,7 +2,7 @@ import { DASHBOARD_OPTIONS } from '../../lib/dashboard/dashboard.constants';
 import { boundHead, boundJson, boundText, codePoints, TRUNCATION_MARKER } from '../../lib/dashboard/bounded-text';
 import { checkSameOrigin } from '../../lib/dashboard/dashboard-action.guard';
 import { dashboardPage, escapeHtml, requestBase } from '../../lib/dashboard/dashboard-page';
-import { parseJobsQuery } from '../../lib/dashboard/dashboard-query';
+import { parseJobsQuery, parseLogsQuery } from '../../lib/dashboard/dashboard-query';
 import { normalizeDashboardPath, resolveDashboardOptions } from '../../lib/dashboard/dashboard.options';
 import { SharedSnapshots } from '../../lib/dashboard/shared-snapshot';
 import {
@@ -56,6 +56,15 @@ describe('dashboard query parsing', () => {
     expect(() => parseJobsQuery({ limit: '1e3' })).toThrow(InvalidQueryError);
     expect(() => parseJobsQuery({ type: ['a', 'b'] })).toThrow(/a single string/);
     expect(() => parseJobsQuery({ parent: '0' })).toThrow(InvalidQueryError);
+  });
+
+  it("maps the job log's query string onto getLogs' query, 200 lines at most", () => {
+    expect(parseLogsQuery({})).toEqual({ limit: 200 });
+    expect(parseLogsQuery({ attempt: '2', limit: '20', cursor: 'c', unknown: 'x' })).toEqual({ attempt: 2, limit: 20, cursor: 'c' });
+    expect(parseLogsQuery({ attempt: '', cursor: '' })).toEqual({ limit: 200 });
+    for (const bad of [{ limit: '201' }, { limit: '0' }, { attempt: '0' }, { attempt: '-1' }, { attempt: '1.5' }, { cursor: ['a', 'b'] }, { attempt: ['1', '2'] }]) {
+      expect(() => parseLogsQuery(bad)).toThrow(InvalidQueryError);
+    }
   });
 });
 
