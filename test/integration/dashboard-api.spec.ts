@@ -1,4 +1,6 @@
 import { jest } from '@jest/globals';
+import { Injectable } from '@nestjs/common';
+import { JobHandler, type JobContext } from '../../lib';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import type { SqlResult } from '../../lib/database/sql-executor';
 import { sql } from '../../lib/database/sql';
@@ -10,6 +12,17 @@ const XSS = '<img src=x onerror=alert(1)></script><script>alert(2)</script>';
 /** fetch's json() is typed unknown; these specs read the shapes they assert. */
 const asAny = (v: unknown): any => v;
 const AUTH = { 'x-test-auth': 'letmein' };
+
+/** `chatty` logs each of `lines`; with `failFirst` its first attempt then fails (retried after the 1 s backoff). */
+@Injectable()
+class LogTestHandlers {
+  @JobHandler('chatty', { maxAttempts: 2 })
+  async chatty(args: { lines: string[]; failFirst?: boolean }, ctx: JobContext) {
+    for (const line of args.lines) ctx.log(`${line}${args.failFirst ? ` (attempt ${ctx.attempt})` : ''}`);
+    if (args.failFirst && ctx.attempt === 1) throw new Error('first attempt fails on purpose');
+    return { logged: args.lines.length };
+  }
+}
 
 /**
  * The dashboard's HTTP surface on each dialect, over real HTTP on Express, under a global prefix:
@@ -27,7 +40,11 @@ describeDialects('dashboard API', (db) => {
   beforeAll(async () => {
     buildDashboardUi();
     const auth = (req: { headers: Record<string, string> }) => req.headers['x-test-auth'] === 'letmein';
-    d = await startDashboardApp(db, { path: '/queue', auth }, { globalPrefix: 'admin', queue: { maxArgsBytes: 8 * 1024 * 1024, externalTypes: ['listed'] } });
+    d = await startDashboardApp(db, { path: '/queue', auth }, {
+      globalPrefix: 'admin',
+      queue: { maxArgsBytes: 8 * 1024 * 1024, externalTypes: ['listed'] },
+      providers: [LogTestHandlers],
+    });
     ro = await startDashboardApp(db, { path: 'ops/jobs', auth: 'public', readOnly: true }, { queue: { concurrency: 1 } });
     token = await csrfToken(d.url, AUTH);
   });
@@ -38,7 +55,7 @@ describeDialects('dashboard API', (db) => {
 
   it('answers 401 on every route, page, assets, API and actions, without the auth decision', async () => {
     const job = await d.queue.enqueue({ type: 'work', args: { secret: 'tenant-data' } });
-    for (const path of ['', '/', '/assets/app.js', '/assets/app.css', '/api/overview', '/api/jobs', `/api/jobs/${job.id}`, `/api/graph/${job.id}`]) {
+    for (const path of ['', '/', '/assets/app.js', '/assets/app.css', '/api/overview', '/api/jobs', `/api/jobs/${job.id}`, `/api/jobs/${job.id}/logs`, `/api/graph/${job.id}`]) {
       const res = await get(path, {});
       expect([path, res.status]).toEqual([path, 401]);
       const text = await res.text();
@@ -185,6 +202,119 @@ describeDialects('dashboard API', (db) => {
     expect(body.args.text).toMatch(/… \[truncated\]$/);
     const list = await get(`/api/jobs?type=listed&limit=100`);
     expect((await list.text()).length).toBeLessThan(100 * 1_000);
+  });
+
+  it('job log: the lines a handler logged, oldest first, 200 a page by cursor', async () => {
+    const lines = Array.from({ length: 450 }, (_, i) => `line ${i}`);
+    const before = Date.now();
+    const job = await d.queue.enqueue({ type: 'chatty', args: { lines } });
+    expect((await d.queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('done');
+    const seen: Array<{ attempt: number; at: string; message: string }> = [];
+    const sizes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await get(`/api/jobs/${job.id}/logs${cursor ? `?${new URLSearchParams({ cursor })}` : ''}`);
+      expect(res.status).toBe(200);
+      const page = asAny(await res.json());
+      sizes.push(page.logs.length);
+      seen.push(...page.logs);
+      cursor = page.nextCursor;
+    } while (cursor && sizes.length < 10);
+    expect(sizes).toEqual([200, 200, 50]);
+    expect(seen.map((l) => l.message)).toEqual(lines);
+    expect(seen.every((l) => l.attempt === 1)).toBe(true);
+    for (const l of seen) {
+      expect(l.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(new Date(l.at).getTime()).toBeGreaterThanOrEqual(before - 1_000);
+      expect(new Date(l.at).getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
+    }
+    expect(Object.keys(seen[0]).sort()).toEqual(['at', 'attempt', 'message']);
+    // A smaller page on request; never more than 200.
+    const small = asAny(await (await get(`/api/jobs/${job.id}/logs?limit=20`)).json());
+    expect([small.logs.length, small.logs[19].message, typeof small.nextCursor]).toEqual([20, 'line 19', 'string']);
+    const rest = asAny(await (await get(`/api/jobs/${job.id}/logs?${new URLSearchParams({ cursor: small.nextCursor, limit: '5' })}`)).json());
+    expect(rest.logs.map((l: { message: string }) => l.message)).toEqual(['line 20', 'line 21', 'line 22', 'line 23', 'line 24']);
+
+    // A job that logged nothing: an empty page, no cursor.
+    const quiet = await d.queue.enqueue({ type: 'work' });
+    await d.queue.waitFor(quiet.id, { timeoutMs: 30_000 });
+    expect(asAny(await (await get(`/api/jobs/${quiet.id}/logs`)).json())).toEqual({ logs: [], nextCursor: null });
+  });
+
+  it("job log: each attempt's lines, all of them or one attempt's", async () => {
+    const job = await d.queue.enqueue({ type: 'chatty', args: { lines: ['a', 'b'], failFirst: true } });
+    expect((await d.queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('done');
+    const all = asAny(await (await get(`/api/jobs/${job.id}/logs`)).json());
+    expect(all.logs.map((l: { attempt: number; message: string }) => [l.attempt, l.message])).toEqual([
+      [1, 'a (attempt 1)'],
+      [1, 'b (attempt 1)'],
+      [2, 'a (attempt 2)'],
+      [2, 'b (attempt 2)'],
+    ]);
+    const second = asAny(await (await get(`/api/jobs/${job.id}/logs?attempt=2`)).json());
+    expect(second).toEqual({ logs: all.logs.slice(2), nextCursor: null });
+    expect(asAny(await (await get(`/api/jobs/${job.id}/logs?attempt=3`)).json())).toEqual({ logs: [], nextCursor: null });
+  });
+
+  it('job log: typed 400s for bad input, 404 for an unknown or removed job, 401 without auth', async () => {
+    const job = await d.queue.enqueue({ type: 'chatty', args: { lines: ['one', 'two', 'three'] } });
+    await d.queue.waitFor(job.id, { timeoutMs: 30_000 });
+    const first = asAny(await (await get(`/api/jobs/${job.id}/logs?limit=1`)).json());
+    expect(first.logs.map((l: { message: string }) => l.message)).toEqual(['one']);
+    // A cursor altered by a byte, or made up, is refused, not read from wherever it points.
+    const alter = (at: number) => first.nextCursor.slice(0, at) + (first.nextCursor[at] === 'A' ? 'B' : 'A') + first.nextCursor.slice(at + 1);
+    for (const cursor of ['forged', alter(first.nextCursor.length - 1), alter(10), 'x'.repeat(5_000), `<script>${first.nextCursor}`]) {
+      const res = await get(`/api/jobs/${job.id}/logs?${new URLSearchParams({ cursor })}`);
+      const body = asAny(await res.json());
+      expect([cursor.slice(0, 40), res.status, body.error]).toEqual([cursor.slice(0, 40), 400, 'INVALID_CURSOR']);
+    }
+    // A genuine cursor, but of another job or another attempt filter: refused too.
+    const other = await d.queue.enqueue({ type: 'chatty', args: { lines: ['x', 'y'] } });
+    await d.queue.waitFor(other.id, { timeoutMs: 30_000 });
+    for (const [path, cursor] of [[`/api/jobs/${other.id}/logs?`, first.nextCursor], [`/api/jobs/${job.id}/logs?attempt=1&`, first.nextCursor]]) {
+      const res = await get(`${path}${new URLSearchParams({ cursor })}`);
+      expect([path, res.status, asAny(await res.json()).error]).toEqual([path, 400, 'INVALID_CURSOR']);
+    }
+    for (const bad of ['limit=0', 'limit=201', 'limit=abc', 'attempt=0', 'attempt=-1', 'attempt=1.5', 'attempt=x', 'cursor=a&cursor=b', 'attempt=1&attempt=2']) {
+      const res = await get(`/api/jobs/${job.id}/logs?${bad}`);
+      const body = asAny(await res.json());
+      expect([bad, res.status, body.error]).toEqual([bad, 400, 'INVALID_QUERY']);
+    }
+    for (const id of ['abc', '0', '-1', '1e3', '99999999999999999999']) {
+      const res = await get(`/api/jobs/${id}/logs`);
+      expect([id, res.status, asAny(await res.json()).error]).toEqual([id, 400, 'INVALID_QUERY']);
+    }
+    const unknown = await get('/api/jobs/999999999/logs');
+    expect([unknown.status, asAny(await unknown.json()).error]).toEqual([404, 'JOB_NOT_FOUND']);
+    // The log goes with its job.
+    await d.queue.remove(job.id);
+    expect((await get(`/api/jobs/${job.id}/logs`)).status).toBe(404);
+    const denied = await get(`/api/jobs/${job.id}/logs`, { 'x-test-auth': 'wrong' });
+    expect(denied.status).toBe(401);
+    expect(await denied.text()).not.toContain('one');
+  });
+
+  it('job log: markup and scripts in a message come back as JSON text, bounded', async () => {
+    const multiline = 'first line\n  indented second line\n\ttabbed third';
+    const long = 'L'.repeat(5_000);
+    const job = await d.queue.enqueue({ type: 'chatty', args: { lines: [XSS, multiline, '"quoted" & \\ back\\slash', long, '😀'.repeat(1_500)] } });
+    await d.queue.waitFor(job.id, { timeoutMs: 30_000 });
+    const res = await get(`/api/jobs/${job.id}/logs`);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const page = asAny(await res.json());
+    expect(page.logs.slice(0, 3).map((l: { message: string }) => l.message)).toEqual([XSS, multiline, '"quoted" & \\ back\\slash']);
+    // Messages are stored cut to 2,000 characters (UTF-16 units: 1,000 emoji of 1,500).
+    expect(page.logs[3].message).toBe('L'.repeat(2_000));
+    expect(page.logs[4].message).toBe('😀'.repeat(1_000));
+
+    // 200 lines of 2,000 characters: a page stays under half a megabyte, however much was logged.
+    const big = await d.queue.enqueue({ type: 'chatty', args: { lines: Array.from({ length: 300 }, (_, i) => `${i} ${'x'.repeat(3_000)}`) } });
+    await d.queue.waitFor(big.id, { timeoutMs: 30_000 });
+    const text = await (await get(`/api/jobs/${big.id}/logs`)).text();
+    expect(text.length).toBeLessThan(200 * 2_000 + 20_000);
+    expect(asAny(JSON.parse(text)).logs).toHaveLength(200);
   });
 
   it('schedules table: schedules of 1 MB args are cut in the database, not read whole', async () => {
@@ -438,5 +568,7 @@ describeDialects('dashboard API', (db) => {
     expect((await ro.queue.get(job.id))!.state).toBe('ready');
     expect(await ro.queue.listPaused()).toEqual([]);
     expect((await fetch(`${ro.url}/api/overview`)).status).toBe(200);
+    // Reading a job's log is no action: a read-only dashboard serves it.
+    expect(asAny(await (await fetch(`${ro.url}/api/jobs/${job.id}/logs`)).json())).toEqual({ logs: [], nextCursor: null });
   });
 });
