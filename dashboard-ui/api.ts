@@ -113,6 +113,19 @@ export interface JobDetail {
   updatedAt: string;
 }
 
+/** A line a handler wrote with `ctx.log()`: `at` is ISO 8601, `message` at most 2,000 characters. */
+export interface LogLine {
+  attempt: number;
+  at: string;
+  message: string;
+}
+
+/** Oldest line first; `nextCursor` is set when more lines follow. */
+export interface LogPage {
+  logs: LogLine[];
+  nextCursor: string | null;
+}
+
 export interface GraphNode {
   id: number;
   type: string;

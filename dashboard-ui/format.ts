@@ -18,6 +18,13 @@ export function when(iso: string | null): string {
   return isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
 }
 
+/** Time of day to the millisecond, for log lines a few ms apart (the date is in the title). */
+export function clock(iso: string): string {
+  const d = new Date(iso);
+  if (isNaN(d.getTime())) return iso;
+  return d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hour12: false });
+}
+
 export function count(n: number, cap?: number): string {
   return cap !== undefined && n >= cap ? `${cap.toLocaleString()}+` : n.toLocaleString();
 }

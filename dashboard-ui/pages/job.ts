@@ -1,12 +1,16 @@
 import { api, READ_ONLY, type JobDetail } from '../api';
 import { h, replace } from '../dom';
 import { badge, boundedBlock, duration, progressBar, when } from '../format';
+import { JobLog } from '../job-log';
 import type { Page } from './page';
 
 const FINISHED = ['done', 'failed', 'cancelled'];
 
 export function jobPage(id: number): Page {
-  const el = h('div', { class: 'job' });
+  const details = h('div', {});
+  // The log stays in place across refreshes: it keeps the pages loaded and only appends lines.
+  const log = new JobLog(id);
+  const el = h('div', { class: 'job' }, details, log.el);
   const message = h('p', { class: 'error-text', id: 'action-error' });
   const page: Page = {
     title: `Job #${id}`,
@@ -16,7 +20,8 @@ export function jobPage(id: number): Page {
     async refresh() {
       const job = await api.get<JobDetail>(`jobs/${id}`);
       page.loaded = true;
-      replace(el, ...render(job, message, () => void page.refresh()));
+      replace(details, ...render(job, message, () => void page.refresh()));
+      await log.refresh(job);
     },
   };
   return page;

@@ -1,0 +1,109 @@
+import { api, type JobDetail, type LogLine, type LogPage } from './api';
+import { h, replace } from './dom';
+import { clock } from './format';
+
+const FINISHED = ['done', 'failed', 'cancelled'];
+
+/**
+ * The job page's log: lines oldest first, 200 a page, "Load more" while the server has a
+ * nextCursor. Lines are only ever appended to a log, so the pages before the last stay as read
+ * and each refresh re-reads the last page alone, adding the rows it did not have: the table is
+ * never rebuilt, and a selection in it survives the 2 s refresh. Every message is a text node.
+ */
+export class JobLog {
+  readonly el: HTMLElement;
+  private readonly body = h('tbody', {});
+  private readonly table = h('table', { class: 'table log-lines', id: 'job-log-lines' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'attempt'), h('th', {}, 'time'), h('th', {}, 'message'))),
+    this.body,
+  );
+  private readonly empty = h('p', { class: 'muted', id: 'no-log-lines' }, 'No log lines');
+  private readonly content = h('div', {});
+  private readonly footer = h('div', { class: 'pager' });
+  private readonly message = h('p', { class: 'error-text log-error', id: 'log-error' });
+  /** Cursor of the last page read (null: the first page) and how many rows come before it. */
+  private tailCursor: string | null = null;
+  private settledRows = 0;
+  /** Rows of the last page on screen, and the cursor after it. */
+  private tailRows = 0;
+  private next: string | null = null;
+  private lastAttempt = 0;
+  /** Reads started; an answer to an older one than the newest is dropped (a refresh racing "Load more"). */
+  private reads = 0;
+  /** A finished job's log is read twice (lines written as it finished may land just after), then no more until it changes. */
+  private finishedKey: string | null = null;
+  private finishedReads = 0;
+  private drawn = false;
+
+  constructor(private readonly jobId: number) {
+    this.el = h('section', { class: 'card', id: 'job-log' }, h('h2', {}, 'Log'), this.message, this.content, this.footer);
+  }
+
+  /** Called on each refresh of the job page with the job as just read. */
+  async refresh(job: Pick<JobDetail, 'state' | 'attempts' | 'updatedAt'>): Promise<void> {
+    const key = FINISHED.includes(job.state) ? `${job.state}|${job.attempts}|${job.updatedAt}` : null;
+    if (key !== this.finishedKey) [this.finishedKey, this.finishedReads] = [key, 0];
+    if (key !== null && this.finishedReads >= 2) return;
+    if (await this.readTail()) this.finishedReads++;
+  }
+
+  private async loadMore(): Promise<void> {
+    if (!this.next) return;
+    this.settledRows += this.tailRows;
+    [this.tailCursor, this.tailRows, this.next] = [this.next, 0, null];
+    this.drawFooter();
+    await this.readTail();
+  }
+
+  /** True when the page was read and shown. */
+  private async readTail(): Promise<boolean> {
+    const read = ++this.reads;
+    const cursor = this.tailCursor;
+    let page: LogPage;
+    try {
+      page = await api.get<LogPage>(`jobs/${this.jobId}/logs${cursor ? `?${new URLSearchParams({ cursor })}` : ''}`);
+    } catch (err) {
+      if (read === this.reads) this.message.textContent = (err as Error).message;
+      return false;
+    }
+    if (read !== this.reads || cursor !== this.tailCursor) return false;
+    this.message.textContent = '';
+    if (page.logs.length < this.tailRows) {
+      // Not expected (lines are appended, never rewritten), but then show what the server has.
+      while (this.body.rows.length > this.settledRows) this.body.deleteRow(-1);
+      this.tailRows = 0;
+      this.lastAttempt = this.settledRows ? Number(this.body.rows[this.settledRows - 1].dataset.attempt) : 0;
+    }
+    for (const line of page.logs.slice(this.tailRows)) this.body.append(this.row(line));
+    this.tailRows = page.logs.length;
+    this.next = page.nextCursor;
+    this.draw();
+    return true;
+  }
+
+  private row(line: LogLine): HTMLTableRowElement {
+    const first = line.attempt !== this.lastAttempt && this.lastAttempt !== 0;
+    this.lastAttempt = line.attempt;
+    return h(
+      'tr',
+      { 'data-attempt': line.attempt, class: first ? 'attempt-start' : null },
+      h('td', {}, line.attempt),
+      h('td', { class: 'nowrap', title: line.at }, clock(line.at)),
+      h('td', { class: 'log-message' }, line.message),
+    );
+  }
+
+  private draw(): void {
+    const any = this.body.rows.length > 0;
+    // Swapped only when it changes: re-appending the table would drop a selection in it.
+    if (!this.drawn || any !== this.content.contains(this.table)) replace(this.content, any ? this.table : this.empty);
+    this.drawn = true;
+    this.drawFooter();
+  }
+
+  private drawFooter(): void {
+    const has = this.footer.querySelector('#log-more') !== null;
+    if (Boolean(this.next) === has) return;
+    replace(this.footer, this.next ? h('button', { type: 'button', id: 'log-more', onclick: () => void this.loadMore() }, 'Load more') : null);
+  }
+}
