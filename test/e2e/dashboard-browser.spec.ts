@@ -23,6 +23,9 @@ const SHOTS = join(process.cwd(), '.test-tmp', 'dashboard-screenshots');
 let openGate: () => void = () => undefined;
 let gate = new Promise<void>((r) => (openGate = r));
 const flakyFailed = new Set<number>();
+/** Gate of a `logger` job: it logs `lines`, waits here, then logs `after`. */
+let openLogGate: () => void = () => undefined;
+let logGate = new Promise<void>((r) => (openLogGate = r));
 
 @Injectable()
 class BrowserSpecHandlers {
@@ -43,6 +46,14 @@ class BrowserSpecHandlers {
       throw new Error('flaky: first run fails on purpose');
     }
     return { recovered: true };
+  }
+
+  @JobHandler('logger', { maxAttempts: 1 })
+  async logger(args: { lines: string[]; gate?: boolean; after?: string[] }, ctx: JobContext) {
+    for (const line of args.lines) ctx.log(line);
+    if (args.gate) await logGate;
+    for (const line of args.after ?? []) ctx.log(line);
+    return { logged: args.lines.length + (args.after?.length ?? 0) };
   }
 
   @JobHandler(XSS_TYPE, { maxAttempts: 1 })
@@ -87,6 +98,7 @@ describe('dashboard in a browser: chromium present', () => {
       buildDashboardUi();
       mkdirSync(shots, { recursive: true });
       gate = new Promise<void>((r) => (openGate = r));
+      logGate = new Promise<void>((r) => (openLogGate = r));
       flakyFailed.clear(); // ids start over in each dialect's database
       app = await bootSampleApp(db.dialect === 'sqlite' ? `sqlite:${db.location}` : db.location);
       queue = app.get(JobQueueService);
@@ -117,6 +129,7 @@ describe('dashboard in a browser: chromium present', () => {
 
     afterAll(async () => {
       openGate();
+      openLogGate();
       await browser?.close();
       await app?.close();
     });
@@ -262,6 +275,72 @@ describe('dashboard in a browser: chromium present', () => {
         `({ xss: window.__xss ?? null, csp: window.__csp, imgs: document.querySelectorAll('img').length, scripts: document.querySelectorAll('script').length })`,
       );
       expect(state).toEqual({ xss: null, csp: [], imgs: 0, scripts: 1 });
+    });
+
+    it("shows a job's log as text, new lines while it runs, and Load more", async () => {
+      const lines = [
+        'fetching 3 sources for tenant acme',
+        'crm: 1,204 rows in 312 ms',
+        XSS_ERROR,
+        XSS_TYPE,
+        'response body:\n{\n  "status": "partial",\n  "missing": ["web"]\n}',
+        `warning: slow source, retrying ${'with a long line that has to wrap inside the message column '.repeat(3)}`,
+      ];
+      const after = ['web: 88 rows in 1.2 s', 'aggregated 1,292 rows; done'];
+      const job = await queue.enqueue({ type: 'logger', args: { lines, gate: true, after } });
+      await eventually('the first lines stored', async () => (await queue.getLogs(job.id)).logs.length === lines.length, 20_000, 50);
+      await page.goto(`${base}/dashboard#/job/${job.id}`);
+      const messages = page.locator('#job-log-lines td.log-message');
+      await eventually('the running job’s lines', async () => (await messages.count()) === lines.length, 20_000, 100);
+      expect(await page.locator('.job-head .badge').textContent()).toBe('running');
+      expect(await messages.allTextContents()).toEqual(lines);
+      expect(await page.locator('#job-log-lines tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-attempt')))).toEqual(lines.map(() => '1'));
+      // Monospace, newlines and indentation kept.
+      const shown = await page.evaluate(`(() => {
+        const td = document.querySelectorAll('#job-log-lines td.log-message')[4];
+        return { ws: getComputedStyle(td).whiteSpace, font: getComputedStyle(td).fontFamily, text: td.innerText };
+      })()`);
+      expect(shown).toMatchObject({ ws: 'pre-wrap', font: expect.stringMatching(/mono/i) });
+      expect((shown as { text: string }).text).toContain('\n  "status": "partial",\n');
+      expect(await page.locator('#job-log-lines td.log-message img, #job-log-lines td.log-message script').count()).toBe(0);
+      expect(await page.locator('#no-log-lines').count()).toBe(0);
+      expect(await page.locator('#log-more').count()).toBe(0);
+      await page.evaluate('window.__sameDocument = true');
+      // A selection in the log survives the 2 s refresh: rows are appended, never rebuilt.
+      await page.evaluate(`getSelection().selectAllChildren(document.querySelector('#job-log-lines td.log-message'))`);
+      await page.screenshot({ path: join(shots, 'job-log-running.png'), fullPage: true });
+
+      openLogGate();
+      await eventually('the lines logged after the gate', async () => (await messages.count()) === lines.length + after.length, 20_000, 100);
+      expect(await messages.allTextContents()).toEqual([...lines, ...after]);
+      await eventually('job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 20_000, 100);
+      expect(await page.evaluate('window.__sameDocument')).toBe(true); // no reload
+      expect(await page.evaluate(`getSelection().toString()`)).toBe('fetching 3 sources for tenant acme');
+      await page.screenshot({ path: join(shots, 'job-log.png'), fullPage: true });
+      const state = await page.evaluate(`({ xss: window.__xss ?? null, csp: window.__csp, imgs: document.querySelectorAll('img').length, scripts: document.querySelectorAll('script').length })`);
+      expect(state).toEqual({ xss: null, csp: [], imgs: 0, scripts: 1 });
+
+      // 230 lines: the first 200, then the rest on request.
+      const many = Array.from({ length: 230 }, (_, i) => `line ${i}`);
+      const long = await queue.enqueue({ type: 'logger', args: { lines: many } });
+      await queue.waitFor(long.id, { timeoutMs: 20_000 });
+      await page.goto(`${base}/dashboard#/job/${long.id}`);
+      await eventually('the first page of lines', async () => (await messages.count()) === 200, 20_000, 100);
+      expect(await messages.last().textContent()).toBe('line 199');
+      await page.click('#log-more');
+      await eventually('all 230 lines', async () => (await messages.count()) === 230, 20_000, 100);
+      expect(await messages.allTextContents()).toEqual(many);
+      expect(await page.locator('#log-more').count()).toBe(0);
+      await page.waitForTimeout(2_500); // a refresh or two later: no line twice
+      expect(await messages.count()).toBe(230);
+
+      // A job that logged nothing says so.
+      const quiet = await queue.enqueue({ type: 'step' });
+      await queue.waitFor(quiet.id, { timeoutMs: 20_000 });
+      await page.goto(`${base}/dashboard#/job/${quiet.id}`);
+      await page.locator('#no-log-lines').waitFor();
+      expect(await page.locator('#no-log-lines').textContent()).toBe('No log lines');
+      expect(await page.locator('#job-log-lines').count()).toBe(0);
     });
 
     it('lists recurring schedules, pages and filters them, and shows their content as text', async () => {
