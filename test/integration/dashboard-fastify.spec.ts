@@ -51,6 +51,14 @@ describeDialects(
       expect(bad.status).toBe(400);
       expect((await bad.json().then(asAny)).error).toBe('INVALID_QUERY');
       expect((await (await fetch(`${d.url}/api/overview`, { headers: AUTH })).json().then(asAny)).counts).toBeDefined();
+      // The job log's route: the same auth, its query string as Fastify parses it (a repeated field is an array).
+      expect(await statusOf(fetch(`${d.url}/api/jobs/${job.id}/logs`))).toBe(401);
+      expect(await (await fetch(`${d.url}/api/jobs/${job.id}/logs`, { headers: AUTH })).json().then(asAny)).toEqual({ logs: [], nextCursor: null });
+      for (const q of ['cursor=a&cursor=b', 'attempt=0', 'limit=201']) {
+        const res = await fetch(`${d.url}/api/jobs/${job.id}/logs?${q}`, { headers: AUTH });
+        expect([q, res.status, (await res.json().then(asAny)).error]).toEqual([q, 400, 'INVALID_QUERY']);
+      }
+      expect(await statusOf(fetch(`${d.url}/api/jobs/999999999/logs`, { headers: AUTH }))).toBe(404);
     });
 
     it('refuses actions without the CSRF header or from another origin, performs them with it; read-only refuses', async () => {
