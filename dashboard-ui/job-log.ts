@@ -6,14 +6,16 @@ const FINISHED = ['done', 'failed', 'cancelled'];
 
 /**
  * The job page's log: lines oldest first, 200 a page, "Load more" while the server has a
- * nextCursor. Lines are only ever appended to a log, so the pages before the last stay as read
- * and each refresh re-reads the last page alone, adding the rows it did not have: the table is
- * never rebuilt, and a selection in it survives the 2 s refresh. Every message is a text node.
+ * nextCursor. A job only appends to its log (a retry's lines too), so the pages before the last
+ * stay as read and each refresh re-reads the last page alone, adding the rows it did not have: the table is
+ * not rebuilt, and a selection in it survives the 2 s refresh. Every message is a text node.
  */
 export class JobLog {
   readonly el: HTMLElement;
   private readonly body = h('tbody', {});
-  private readonly table = h('table', { class: 'table log-lines', id: 'job-log-lines' },
+  private readonly table = h(
+    'table',
+    { class: 'table log-lines', id: 'job-log-lines' },
     h('thead', {}, h('tr', {}, h('th', {}, 'attempt'), h('th', {}, 'time'), h('th', {}, 'message'))),
     this.body,
   );
@@ -24,8 +26,8 @@ export class JobLog {
   /** Cursor of the last page read (null: the first page) and how many rows come before it. */
   private tailCursor: string | null = null;
   private settledRows = 0;
-  /** Rows of the last page on screen, and the cursor after it. */
-  private tailRows = 0;
+  /** The lines of the last page on screen, and the cursor after it. */
+  private tail: LogLine[] = [];
   private next: string | null = null;
   private lastAttempt = 0;
   /** Reads started; an answer to an older one than the newest is dropped (a refresh racing "Load more"). */
@@ -47,10 +49,16 @@ export class JobLog {
     if (await this.readTail()) this.finishedReads++;
   }
 
+  private reset(): void {
+    this.reads++; // an answer still on its way belongs to the old log
+    while (this.body.rows.length) this.body.deleteRow(-1);
+    [this.tailCursor, this.settledRows, this.tail, this.next, this.lastAttempt] = [null, 0, [], null, 0];
+  }
+
   private async loadMore(): Promise<void> {
     if (!this.next) return;
-    this.settledRows += this.tailRows;
-    [this.tailCursor, this.tailRows, this.next] = [this.next, 0, null];
+    this.settledRows += this.tail.length;
+    [this.tailCursor, this.tail, this.next] = [this.next, [], null];
     this.drawFooter();
     await this.readTail();
   }
@@ -66,16 +74,26 @@ export class JobLog {
       if (read === this.reads) this.message.textContent = (err as Error).message;
       return false;
     }
-    if (read !== this.reads || cursor !== this.tailCursor) return false;
+    if (read !== this.reads) return false;
     this.message.textContent = '';
-    if (page.logs.length < this.tailRows) {
-      // Not expected (lines are appended, never rewritten), but then show what the server has.
-      while (this.body.rows.length > this.settledRows) this.body.deleteRow(-1);
-      this.tailRows = 0;
-      this.lastAttempt = this.settledRows ? Number(this.body.rows[this.settledRows - 1].dataset.attempt) : 0;
+    if (!this.continues(page.logs)) {
+      // Not what was shown: lines only ever follow each other (by id), but should a page ever
+      // differ, the log is read again from its first page rather than shown twice or in pieces.
+      this.reset();
+      return cursor === null ? this.show(page) : this.readTail();
     }
-    for (const line of page.logs.slice(this.tailRows)) this.body.append(this.row(line));
-    this.tailRows = page.logs.length;
+    return this.show(page);
+  }
+
+  /** Whether `lines` begin with the tail on screen, i.e. only add to it. */
+  private continues(lines: LogLine[]): boolean {
+    if (lines.length < this.tail.length) return false;
+    return this.tail.every((l, i) => l.attempt === lines[i].attempt && l.at === lines[i].at && l.message === lines[i].message);
+  }
+
+  private show(page: LogPage): true {
+    for (const line of page.logs.slice(this.tail.length)) this.body.append(this.row(line));
+    this.tail = page.logs;
     this.next = page.nextCursor;
     this.draw();
     return true;

@@ -23,6 +23,8 @@ const SHOTS = join(process.cwd(), '.test-tmp', 'dashboard-screenshots');
 let openGate: () => void = () => undefined;
 let gate = new Promise<void>((r) => (openGate = r));
 const flakyFailed = new Set<number>();
+/** Runs of each `relogger` job so far: runs 1-3 fail (two attempts, then the first of a retry), run 4 succeeds. */
+const reloggerRuns = new Map<number, number>();
 /** Gate of a `logger` job: it logs `lines`, waits here, then logs `after`. */
 let openLogGate: () => void = () => undefined;
 let logGate = new Promise<void>((r) => (openLogGate = r));
@@ -54,6 +56,15 @@ class BrowserSpecHandlers {
     if (args.gate) await logGate;
     for (const line of args.after ?? []) ctx.log(line);
     return { logged: args.lines.length + (args.after?.length ?? 0) };
+  }
+
+  @JobHandler('relogger', { maxAttempts: 2 })
+  async relogger(_args: unknown, ctx: JobContext) {
+    const run = (reloggerRuns.get(ctx.id) ?? 0) + 1;
+    reloggerRuns.set(ctx.id, run);
+    ctx.log(`run ${run}`);
+    if (run < 4) throw new Error(`run ${run} fails on purpose`);
+    return { runs: run };
   }
 
   @JobHandler(XSS_TYPE, { maxAttempts: 1 })
@@ -100,6 +111,7 @@ describe('dashboard in a browser: chromium present', () => {
       gate = new Promise<void>((r) => (openGate = r));
       logGate = new Promise<void>((r) => (openLogGate = r));
       flakyFailed.clear(); // ids start over in each dialect's database
+      reloggerRuns.clear();
       app = await bootSampleApp(db.dialect === 'sqlite' ? `sqlite:${db.location}` : db.location);
       queue = app.get(JobQueueService);
       const { port } = app.getHttpServer().address() as AddressInfo;
@@ -341,6 +353,43 @@ describe('dashboard in a browser: chromium present', () => {
       await page.locator('#no-log-lines').waitFor();
       expect(await page.locator('#no-log-lines').textContent()).toBe('No log lines');
       expect(await page.locator('#job-log-lines').count()).toBe(0);
+    });
+
+    it("shows a retry's lines after the earlier ones, its attempts starting over at 1, none twice", async () => {
+      const job = await queue.enqueue({ type: 'relogger' });
+      await page.goto(`${base}/dashboard#/job/${job.id}`);
+      const rows = page.locator('#job-log-lines tbody tr');
+      const shown = () => rows.evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute('data-attempt')}: ${tr.lastElementChild!.textContent}`));
+      await eventually('job page shows failed', async () => (await page.locator('.job-head .badge').textContent()) === 'failed', 30_000, 100);
+      await eventually('both attempts’ lines', async () => (await shown()).length === 2, 20_000, 100);
+      expect(await shown()).toEqual(['1: run 1', '2: run 2']);
+      await page.click('#retry-job');
+      await eventually('job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 30_000, 100);
+      // In the order written: the retry's attempts 1 and 2 after the first run's.
+      await eventually('the log in getLogs’ order', async () => (await shown()).join() === '1: run 1,2: run 2,1: run 3,2: run 4', 20_000, 100);
+      expect((await queue.getLogs(job.id)).logs.map((l) => `${l.attempt}: ${l.message}`)).toEqual(await shown());
+      expect(await page.locator('#job-log-lines tr.attempt-start').count()).toBe(3); // a rule wherever the attempt changes
+      await page.locator('#job-log').screenshot({ path: join(shots, 'job-log-retried.png') });
+
+      // Should a page ever not continue the lines shown, the log is read again, not patched: here
+      // the first answer is altered, and the next (real) one replaces it, no line twice.
+      const real = await shown();
+      let altered = false;
+      await page.route('**/api/jobs/*/logs*', async (route) => {
+        if (altered) return route.continue();
+        altered = true;
+        const response = await route.fetch();
+        const body = (await response.json()) as { logs: Array<{ message: string }> };
+        await route.fulfill({ response, json: { ...body, logs: body.logs.slice(0, 2).map((l) => ({ ...l, message: `stale ${l.message}` })) } });
+      });
+      try {
+        await page.goto(`${base}/dashboard#/`);
+        await page.goto(`${base}/dashboard#/job/${job.id}`);
+        await eventually('the altered page', async () => (await shown()).join() === '1: stale run 1,2: stale run 2', 20_000, 50);
+        await eventually('the real log again', async () => (await shown()).join() === real.join(), 20_000, 100);
+      } finally {
+        await page.unroute('**/api/jobs/*/logs*');
+      }
     });
 
     it('lists recurring schedules, pages and filters them, and shows their content as text', async () => {
