@@ -2,6 +2,7 @@ import { binarySlices } from '../database/binary-slices';
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import type { NormalizedJob } from './normalize-job';
+import { sizedChunks } from '../database/sized-chunks';
 
 /** A row about to be written. `id` is preassigned on PostgreSQL and SQLite, and null on MySQL. */
 export interface InsertableJob extends Omit<NormalizedJob, 'keyMode' | 'keyWindowMs'> {
@@ -188,20 +189,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 function byteChunks(jobs: InsertableJob[], maxRows = ROWS_PER_STATEMENT, maxBytes = BYTES_PER_STATEMENT): InsertableJob[][] {
-  const out: InsertableJob[][] = [];
-  let current: InsertableJob[] = [];
-  let bytes = 0;
-  for (const job of jobs) {
-    if (current.length && (current.length >= maxRows || bytes + job.argsJson.length > maxBytes)) {
-      out.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(job);
-    bytes += job.argsJson.length;
-  }
-  if (current.length) out.push(current);
-  return out;
+  return sizedChunks(jobs, maxRows, maxBytes, (job) => job.argsJson.length);
 }
 
 /** MySQL: the step between AUTO_INCREMENT values of one multi-row insert. */

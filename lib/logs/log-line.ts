@@ -1,3 +1,4 @@
+import { sizedChunks } from '../database/sized-chunks';
 import { storableText } from '../finalize/error-text';
 
 /** The longest message stored; a longer one is cut (a log is for reading, not for payloads). */
@@ -35,18 +36,5 @@ export function logLimitNotice(maxLogLines: number): string {
  * characters of messages (a statement is one packet on MySQL/MariaDB; a line always goes).
  */
 export function logStatements<T extends { message: string }>(lines: readonly T[], maxLines: number, maxChars: number): T[][] {
-  const out: T[][] = [];
-  let current: T[] = [];
-  let chars = 0;
-  for (const line of lines) {
-    if (current.length && (current.length >= maxLines || chars + line.message.length > maxChars)) {
-      out.push(current);
-      current = [];
-      chars = 0;
-    }
-    current.push(line);
-    chars += line.message.length;
-  }
-  if (current.length) out.push(current);
-  return out;
+  return sizedChunks(lines, maxLines, maxChars, (line) => line.message.length);
 }
