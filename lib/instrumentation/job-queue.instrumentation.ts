@@ -66,4 +66,9 @@ export interface JobQueueInstrumentation {
    * attempts still go through `runAttempt`, with none). Absent: always true.
    */
   recording?(): boolean;
+  /**
+   * A line `ctx.log()` stored for the attempt, called at once in the handler's own context (the
+   * attempt's span, or a span of the user's inside it, is the active one). Must not throw.
+   */
+  onLog?(line: { id: number; attempt: number; message: string }): void;
 }

@@ -23,6 +23,7 @@ import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { ProgressWrites } from './progress-writes';
 import { LogWrites } from '../logs/log-writes';
+import type { PendingLogLine } from '../logs/log-line';
 import { insertLogLines } from '../logs/job-logs.sql';
 import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
@@ -121,7 +122,9 @@ export class SchedulerService {
       // Lines of an attempt that has ended (a handler still logging after its abort, or after
       // returning) are not stored: they would come after the job's result.
       log: (id, line) => {
-        if (this.inFlight.has(id)) logs.append(id, line);
+        if (!this.inFlight.has(id)) return;
+        logs.append(id, line);
+        if (this.instrumentation?.onLog) this.logToInstrumentation(id, line);
       },
       maxLogLines: options.maxLogLines,
     };
@@ -603,6 +606,14 @@ export class SchedulerService {
     // its job ready again. A done job's write that ended with this worker's claim needs no
     // other: that claim came after the result, and sees everything it changed.
     if (written !== 'done' || holdsSlot || !this.followUpsOn) this.trigger();
+  }
+
+  private logToInstrumentation(id: number, line: PendingLogLine): void {
+    try {
+      this.instrumentation!.onLog!({ id, attempt: line.attempt, message: line.message });
+    } catch {
+      // Must not throw (see JobQueueInstrumentation.onLog); a line is never worth the handler's run.
+    }
   }
 
   private reportProgress(id: number, percent: number, stage: string | undefined | null): void {

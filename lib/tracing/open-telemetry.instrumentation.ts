@@ -63,6 +63,13 @@ export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumenta
     return !(this.provider instanceof ProxyTracerProvider) || this.provider.getDelegate() !== NO_SDK;
   }
 
+  /** A `ctx.log()` line as an event on the span active where it was logged (option `logEvents`). */
+  onLog(line: { id: number; attempt: number; message: string }): void {
+    if (!this.options.logEvents) return;
+    const span = trace.getActiveSpan();
+    if (span?.isRecording()) span.addEvent('log', { message: line.message, [ATTR.attempt]: line.attempt });
+  }
+
   onEnqueue(jobs: readonly InstrumentedEnqueueJob[]): EnqueueInstrumentation | undefined {
     const runnable = jobs.filter((j) => !j.container);
     if (!runnable.length) return undefined;

@@ -18,12 +18,19 @@ export interface JobQueueTracingOptions {
    * enqueued it.
    */
   consumerParent?: 'none' | 'creation';
+  /**
+   * Each line a handler stores with `ctx.log()` is also an event `log` (attribute `message`) on
+   * the span active where it logged: the attempt's span, or a span of yours inside it. The SDK
+   * keeps 128 events a span by default (`spanLimits.eventCountLimit`). Default true.
+   */
+  logEvents?: boolean;
 }
 
 export interface ResolvedTracingOptions {
   tracerProvider?: TracerProvider;
   producerSpans: 'per-job' | 'per-call';
   consumerParent: 'none' | 'creation';
+  logEvents: boolean;
 }
 
 /** A `JobQueueTracingModule.forRoot()` option is out of range. */
@@ -53,5 +60,7 @@ export function resolveTracingOptions(options: JobQueueTracingOptions = {}): Res
   if (provider !== undefined && typeof (provider as { getTracer?: unknown })?.getTracer !== 'function') {
     throw new InvalidTracingOptionError('tracerProvider', 'an OpenTelemetry TracerProvider (with getTracer)', provider);
   }
-  return { tracerProvider: provider, producerSpans, consumerParent };
+  const logEvents = options.logEvents ?? true;
+  if (typeof logEvents !== 'boolean') throw new InvalidTracingOptionError('logEvents', 'true or false', logEvents);
+  return { tracerProvider: provider, producerSpans, consumerParent, logEvents };
 }

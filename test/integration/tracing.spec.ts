@@ -52,6 +52,17 @@ class TracedJobs {
     return 'second attempt';
   }
 
+  /** Logs on the attempt's span, then inside a span of its own. */
+  @JobHandler('chatty')
+  async chatty(_args: unknown, ctx: JobContext): Promise<void> {
+    ctx.log('on the attempt');
+    await trace.getTracer('user').startActiveSpan('chatty user work', async (span) => {
+      ctx.log('inside my span');
+      span.end();
+    });
+    ctx.log('<b>last</b>');
+  }
+
   @JobHandler('doomed', { maxAttempts: 1 })
   async doomed(): Promise<void> {
     throw new TypeError('always fails');
@@ -200,6 +211,36 @@ describeDialects('OpenTelemetry tracing', (db) => {
       const dead = one(spans, 'process doomed');
       expect(dead.attributes).toMatchObject({ 'job_queue.attempt': 1, 'job_queue.outcome': 'failed' });
       expect(dead.status).toEqual({ code: SpanStatusCode.ERROR, message: 'TypeError: always fails' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('ctx.log() lines are events on the span active where they were logged, as stored; logEvents: false leaves them out', async () => {
+    const events = (name: string) => sdk.exporter.getFinishedSpans().filter((s) => s.name === name).flatMap((s) => s.events.map((e) => [e.name, e.attributes]));
+    let app = await startApp(db);
+    try {
+      const job = await app.queue.enqueue({ type: 'chatty' });
+      await app.queue.waitFor(job.id, { timeoutMs: 20_000 });
+      await waitForSpans(() => byName(sdk.spans(), 'process chatty').length === 1);
+      expect(events('process chatty')).toEqual([
+        ['log', { message: 'on the attempt', 'job_queue.attempt': 1 }],
+        ['log', { message: '<b>last</b>', 'job_queue.attempt': 1 }],
+      ]);
+      expect(events('chatty user work')).toEqual([['log', { message: 'inside my span', 'job_queue.attempt': 1 }]]);
+      expect((await app.queue.getLogs(job.id)).logs.map((l) => l.message)).toEqual(['on the attempt', 'inside my span', '<b>last</b>']);
+    } finally {
+      await app.close();
+    }
+    sdk.exporter.reset();
+    app = await startApp(db, {}, { logEvents: false });
+    try {
+      const job = await app.queue.enqueue({ type: 'chatty' });
+      await app.queue.waitFor(job.id, { timeoutMs: 20_000 });
+      await waitForSpans(() => byName(sdk.spans(), 'process chatty').length === 1);
+      expect(events('process chatty')).toEqual([]);
+      expect(events('chatty user work')).toEqual([]);
+      expect((await app.queue.getLogs(job.id)).logs).toHaveLength(3);
     } finally {
       await app.close();
     }

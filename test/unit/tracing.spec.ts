@@ -137,7 +137,9 @@ describe('tracing names and options', () => {
   });
 
   it('defaults, and refuses bad options with a typed error', () => {
-    expect(resolveTracingOptions()).toEqual({ tracerProvider: undefined, producerSpans: 'per-call', consumerParent: 'none' });
+    expect(resolveTracingOptions()).toEqual({ tracerProvider: undefined, producerSpans: 'per-call', consumerParent: 'none', logEvents: true });
+    expect(resolveTracingOptions({ logEvents: false }).logEvents).toBe(false);
+    expect(() => resolveTracingOptions({ logEvents: 'no' as never })).toThrow(/logEvents.*true or false/);
     expect(() => resolveTracingOptions({ producerSpans: 'each' as never })).toThrow(InvalidTracingOptionError);
     expect(() => resolveTracingOptions({ consumerParent: 'parent' as never })).toThrow(/consumerParent.*'none' or 'creation'/);
     expect(() => resolveTracingOptions({ tracerProvider: {} as never })).toThrow(/tracerProvider/);
