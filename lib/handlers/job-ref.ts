@@ -16,7 +16,7 @@ export interface JobRef<T extends string = string> {
   readonly type: T;
   /** The args the handler receives (after its schema, if any). */
   readonly args: JobArgs<T>;
-  /** The handler's context: attempt, signal, progress, upstream. */
+  /** The handler's context: attempt, signal, progress, upstream, log. */
   readonly context: JobContext<T>;
 }
 
