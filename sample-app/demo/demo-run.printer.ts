@@ -71,11 +71,13 @@ export class DemoRunPrinter {
         `${r.done} done, ${r.failed} failed, mean ${r.meanDurationMs === null ? '-' : `${Math.round(r.meanDurationMs)} ms`} per job\n`,
     );
     // The dashboard's URL scrolled away behind the live view: repeat it next to the operator calls.
+    const retried = pipelines.flatMap((p) => p.steps).find((j) => j.attempts > 1);
     this.write(
       `\nopen http://localhost:${port}/dashboard (the jobs, their graphs and the schedules), or try:\n` +
         `     curl -s localhost:${port}/stats\n` +
         `     curl -s -X POST localhost:${port}/pipelines -H 'content-type: application/json' -d '{"tenant":"initech"}'\n` +
         `     curl -s localhost:${port}/jobs/${pipelines[0]?.report.id ?? 1}\n` +
+        (retried ? `     curl -s localhost:${port}/jobs/${retried.id}/logs   # what ${retried.ref} logged (ctx.log) over its ${retried.attempts} attempts\n` : '') +
         `     curl -s 'localhost:${port}/jobs?type=render&group=acme&limit=5'\n` +
         `     curl -s -X POST localhost:${port}/pause -H 'content-type: application/json' -d '{"type":"render"}'   # then the same to /resume\n\n`,
     );
