@@ -23,6 +23,7 @@ import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { ProgressWrites } from './progress-writes';
 import { LogWrites } from '../logs/log-writes';
+import { LogDrops } from '../logs/log-drops';
 import type { PendingLogLine } from '../logs/log-line';
 import { insertLogLines } from '../logs/job-logs.sql';
 import { retryDelayMs } from './retry-backoff';
@@ -74,6 +75,7 @@ export class SchedulerService {
   private readonly buffer: PrefetchBuffer;
   private readonly progressWrites: ProgressWrites;
   private readonly logWrites: LogWrites;
+  private readonly logDrops: LogDrops;
   /** The lease renewal in progress, if any. */
   private renewing: Promise<void> | undefined;
   /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
@@ -112,9 +114,10 @@ export class SchedulerService {
       // loop turn (40 x 1,000 awaited calls: a 1.3 s stall, heartbeats and timers included).
       if (db.dialect.name === 'sqlite') await new Promise((resolve) => setImmediate(resolve));
     }));
+    this.logDrops = new LogDrops((message) => this.logger.warn(message));
     const logs = (this.logWrites = new LogWrites(
       (id, lines) => insertLogLines(this.db, id, lines),
-      (id, lines, err) => this.logger.warn(`could not store ${lines} log line(s) of job ${id} (${(err as Error)?.message ?? err}); they are dropped`),
+      (id, lines, err) => this.logDrops.dropped(id, lines, err),
     ));
     this.io = {
       progress: (id, percent, stage) => progress.report(id, percent, stage),
@@ -216,6 +219,7 @@ export class SchedulerService {
     handedBack += await this.handBackIds(this.takeHandBackLater());
     this.handBackLater.clear();
     this.events.off('cancelled', this.abortCancelled);
+    this.logDrops.flush();
     return { finished: before - remaining.length, handedBack };
   }
 

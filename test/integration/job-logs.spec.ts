@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { JobQueueDatabase } from '../../lib/database/job-queue.database';
 import type { Sql } from '../../lib/database/sql';
 import { SQLITE_REMOVAL_BATCH_BYTES } from '../../lib/removal/job-removal.sql';
@@ -47,6 +47,16 @@ class LoggingJobs {
     ctx.log(`run ${run}, attempt ${ctx.attempt}`);
     if (run <= 2) throw new Error('fails');
     return null;
+  }
+
+  /** Logs a line a turn: each its own write. */
+  @JobHandler('logs.trickle')
+  async trickle(args: { lines: number }, ctx: JobContext): Promise<string> {
+    for (let i = 0; i < args.lines; i++) {
+      ctx.log(`line ${i}`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return 'done anyway';
   }
 
   /** Logs again after it returned: that line comes after the result and is not stored. */
@@ -199,6 +209,29 @@ describeDialects('job logs', (db) => {
       expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_logs`))[0].n)).toBe(0);
     });
   }
+
+  it('a job whose lines cannot be written still finishes, and the drops are one warning, not one per write', async () => {
+    const database = app.module.get(JobQueueDatabase);
+    const run = database.run.bind(database);
+    const refused = jest.spyOn(database, 'run').mockImplementation(async (statement: Sql) => {
+      if (statement.render(db.dialect).text.startsWith('INSERT INTO job_logs')) throw new Error('simulated: the log table is unreachable');
+      return run(statement);
+    });
+    const warnings: string[] = [];
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warnings.push(String(message)));
+    try {
+      const jobs = await Promise.all([0, 1, 2].map(() => app.queue.enqueue({ type: 'logs.trickle', args: { lines: 200 } })));
+      for (const job of jobs) expect(await app.queue.waitFor(job.id, { timeoutMs: 30_000 })).toMatchObject({ state: 'done', result: 'done anyway' });
+      expect(refused.mock.calls.filter(([st]) => (st as Sql).render(db.dialect).text.startsWith('INSERT INTO job_logs')).length).toBeGreaterThan(30);
+    } finally {
+      refused.mockRestore();
+      warn.mockRestore();
+    }
+    const dropped = warnings.filter((w) => /log line/.test(w));
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]).toMatch(/could not store \d+ log line\(s\) of job \d+ \(simulated: the log table is unreachable\); they are dropped/);
+    expect(Number((await app.rows(`SELECT COUNT(*) AS n FROM job_logs`))[0].n)).toBe(0);
+  });
 
   it('refuses bad input with a typed error: ids, limits, attempts, unknown fields, unknown jobs', async () => {
     const job = await app.queue.enqueue({ type: 'logs.burst', args: { lines: 1 } });

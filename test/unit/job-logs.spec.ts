@@ -1,6 +1,8 @@
+import { jest } from '@jest/globals';
 import { JobContext, type JobContextIO } from '../../lib/handlers/job-context';
 import { logLimitNotice, logMessageText, logStatements, MAX_LOG_MESSAGE_LENGTH, type PendingLogLine } from '../../lib/logs/log-line';
 import { LogWrites } from '../../lib/logs/log-writes';
+import { LogDrops } from '../../lib/logs/log-drops';
 
 function contextWith(maxLogLines: number) {
   const lines: PendingLogLine[] = [];
@@ -109,5 +111,33 @@ describe('LogWrites', () => {
     await w.settled(5);
     expect(failures).toEqual([[5, 2, 'database gone']]);
     expect(written).toEqual(['kept']);
+  });
+});
+
+describe('LogDrops', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('warns of the first drop at once, then sums up the rest at most once per interval, and at flush()', () => {
+    const warnings: string[] = [];
+    const drops = new LogDrops((m) => warnings.push(m), 10_000, () => Date.now());
+    drops.dropped(1, 3, new Error('connect ECONNREFUSED'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/could not store 3 log line\(s\) of job 1 \(connect ECONNREFUSED\)/);
+    // An outage: a thousand failed writes of 5 jobs within the interval.
+    for (let i = 0; i < 1_000; i++) drops.dropped(1 + (i % 5), 1, new Error('connect ECONNREFUSED'));
+    expect(warnings).toHaveLength(1);
+    jest.advanceTimersByTime(10_000);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toMatch(/1000 more log line\(s\) of 5 job\(s\) \(last: connect ECONNREFUSED\)/);
+    drops.dropped(9, 2, 'pool closed');
+    drops.flush();
+    expect(warnings[2]).toMatch(/2 more log line\(s\) of 1 job\(s\) \(last: pool closed\)/);
+    drops.flush();
+    expect(warnings).toHaveLength(3);
+    // Quiet long enough: the next drop is reported at once again.
+    jest.advanceTimersByTime(10_000);
+    drops.dropped(4, 1, new Error('back'));
+    expect(warnings).toHaveLength(4);
   });
 });
