@@ -9,7 +9,7 @@ const MAX_ARGS_FILTER = 4_096;
  * Log lines per page of the job page's log: 200 lines of at most 2,000 characters each keep a
  * response under about 400,000 characters, however long the job logged.
  */
-export const MAX_LOG_PAGE = 200;
+export const MAX_DASHBOARD_LOG_PAGE = 200;
 
 export interface DashboardJobsQuery {
   filter: JobFilter;
@@ -77,7 +77,7 @@ export interface DashboardLogsQuery {
  */
 export function parseLogsQuery(raw: Record<string, unknown> | null | undefined): DashboardLogsQuery {
   const field = fieldReader(raw);
-  const query: DashboardLogsQuery = { limit: pageLimit(field('limit'), MAX_LOG_PAGE, MAX_LOG_PAGE) };
+  const query: DashboardLogsQuery = { limit: pageLimit(field('limit'), MAX_DASHBOARD_LOG_PAGE, MAX_DASHBOARD_LOG_PAGE) };
   const attempt = field('attempt');
   if (attempt) query.attempt = positiveInt(attempt, 'attempt');
   const cursor = field('cursor');

@@ -22,10 +22,7 @@ import { readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.
 import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { ProgressWrites } from './progress-writes';
-import { LogWrites } from '../logs/log-writes';
-import { LogDrops } from '../logs/log-drops';
-import type { PendingLogLine } from '../logs/log-line';
-import { insertLogLines } from '../logs/job-logs.sql';
+import { JobLogSink } from '../logs/job-log.sink';
 import { retryDelayMs } from './retry-backoff';
 import { SlotPlanner } from './slot-planner';
 import type { JobView } from '../job.types';
@@ -74,8 +71,7 @@ export class SchedulerService {
   private readonly io: JobContextIO;
   private readonly buffer: PrefetchBuffer;
   private readonly progressWrites: ProgressWrites;
-  private readonly logWrites: LogWrites;
-  private readonly logDrops: LogDrops;
+  private readonly logs: JobLogSink;
   /** The lease renewal in progress, if any. */
   private renewing: Promise<void> | undefined;
   /** A wake-up when an exhausted rate window reopens, sooner than the idle poll. */
@@ -114,20 +110,14 @@ export class SchedulerService {
       // loop turn (40 x 1,000 awaited calls: a 1.3 s stall, heartbeats and timers included).
       if (db.dialect.name === 'sqlite') await new Promise((resolve) => setImmediate(resolve));
     }));
-    this.logDrops = new LogDrops((message) => this.logger.warn(message));
-    const logs = (this.logWrites = new LogWrites(
-      (id, lines) => insertLogLines(this.db, id, lines),
-      (id, lines, err) => this.logDrops.dropped(id, lines, err),
-    ));
+    const logs = (this.logs = new JobLogSink(db, (message) => this.logger.warn(message), instrumentation));
     this.io = {
       progress: (id, percent, stage) => progress.report(id, percent, stage),
       upstream: (id) => readUpstreamResults(this.db, id),
       // Lines of an attempt that has ended (a handler still logging after its abort, or after
       // returning) are not stored: they would come after the job's result.
       log: (id, line) => {
-        if (!this.inFlight.has(id)) return;
-        logs.append(id, line);
-        if (this.instrumentation?.onLog) this.logToInstrumentation(id, line);
+        if (this.inFlight.has(id)) logs.append(id, line);
       },
       maxLogLines: options.maxLogLines,
     };
@@ -219,7 +209,7 @@ export class SchedulerService {
     handedBack += await this.handBackIds(this.takeHandBackLater());
     this.handBackLater.clear();
     this.events.off('cancelled', this.abortCancelled);
-    this.logDrops.flush();
+    this.logs.flushWarnings();
     return { finished: before - remaining.length, handedBack };
   }
 
@@ -576,7 +566,7 @@ export class SchedulerService {
     if (progressWritten) await progressWritten;
     // Lines logged before the handler returned are stored before its result, so that whoever
     // sees the job finished finds its whole log (a failed write ends the wait too: see LogWrites).
-    const logsWritten = outcome.kind === 'aborted' ? undefined : this.logWrites.settled(job.id);
+    const logsWritten = outcome.kind === 'aborted' ? undefined : this.logs.settled(job.id);
     if (logsWritten) await logsWritten;
     this.inFlight.delete(job.id);
     this.vitals.inFlight = this.inFlight.size;
@@ -610,14 +600,6 @@ export class SchedulerService {
     // its job ready again. A done job's write that ended with this worker's claim needs no
     // other: that claim came after the result, and sees everything it changed.
     if (written !== 'done' || holdsSlot || !this.followUpsOn) this.trigger();
-  }
-
-  private logToInstrumentation(id: number, line: PendingLogLine): void {
-    try {
-      this.instrumentation!.onLog!({ id, attempt: line.attempt, message: line.message });
-    } catch {
-      // Must not throw (see JobQueueInstrumentation.onLog); a line is never worth the handler's run.
-    }
   }
 
   private reportProgress(id: number, percent: number, stage: string | undefined | null): void {
