@@ -2,8 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeDialects } from '../support/describe-dialects';
-import { clearProbes, finalizeCounts, installProbes } from '../support/probe-tables';
-import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { finalizeCounts } from '../support/probe-tables';
+import { type QueueApp } from '../support/queue-app';
+import { probedEnqueuer } from '../support/probed-enqueuer';
 import { eventually } from '../support/wait';
 import { WorkerProcess } from '../support/worker-process';
 
@@ -19,21 +20,7 @@ describeDialects('crash, wedge and shutdown with real worker processes', (db) =>
     return w;
   };
 
-  beforeAll(async () => {
-    app = await startQueueApp(db, { worker: false, externalTypes: TYPES });
-    await installProbes(app);
-  });
-  afterAll(async () => {
-    workers.forEach((w) => w.kill());
-    await app?.close();
-  });
-  beforeEach(async () => {
-    await resetTables(app);
-    await clearProbes(app);
-  });
-  afterEach(async () => {
-    workers.splice(0).forEach((w) => w.kill());
-  });
+  probedEnqueuer(db, { externalTypes: TYPES, workers, started: (a) => (app = a) });
   const jobRow = async (id: number) => ({
     job: await app.rows(`SELECT state, attempts, run_after, lease_owner, lease_expires, started_at, last_error FROM jobs WHERE id = ${id}`),
     now: await app.rows(`SELECT ${db.dialect === 'postgres' ? 'now()' : db.dialect === 'mysql' ? 'UTC_TIMESTAMP(3)' : "strftime('%Y-%m-%d %H:%M:%f', 'now')"} AS now`),

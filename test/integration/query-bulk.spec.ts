@@ -3,8 +3,9 @@ import { InvalidQueryError } from '../../lib';
 import { sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { describeDialects } from '../support/describe-dialects';
-import { clearProbes, finalizeCounts, installProbes } from '../support/probe-tables';
-import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { clearProbes, finalizeCounts } from '../support/probe-tables';
+import { type QueueApp } from '../support/queue-app';
+import { probedEnqueuer } from '../support/probed-enqueuer';
 import { eventually } from '../support/wait';
 import { WorkerProcess } from '../support/worker-process';
 
@@ -16,19 +17,7 @@ describeDialects('retryMany / cancelMany', (db) => {
   let app: QueueApp;
   const workers: WorkerProcess[] = [];
 
-  beforeAll(async () => {
-    app = await startQueueApp(db, { worker: false, externalTypes: TYPES });
-    await installProbes(app);
-  });
-  afterAll(async () => {
-    workers.forEach((w) => w.kill());
-    await app?.close();
-  });
-  beforeEach(async () => {
-    await resetTables(app);
-    await clearProbes(app);
-  });
-  afterEach(() => workers.splice(0).forEach((w) => w.kill()));
+  probedEnqueuer(db, { externalTypes: TYPES, workers, started: (a) => (app = a) });
 
   it(`re-drives ${UPSTREAMS.toLocaleString('en')} failed jobs while 2 worker processes run: each runs once, dependents re-open`, async () => {
     // 1,000 graphs: 10 upstreams → 1 dependent. Then the upstreams fail for good and the

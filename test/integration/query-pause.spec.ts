@@ -1,7 +1,8 @@
 import { InvalidPauseTargetError } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
-import { clearProbes, finalizeCounts, installProbes } from '../support/probe-tables';
-import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { finalizeCounts } from '../support/probe-tables';
+import { type QueueApp } from '../support/queue-app';
+import { probedEnqueuer } from '../support/probed-enqueuer';
 import { eventually } from '../support/wait';
 import { WorkerProcess } from '../support/worker-process';
 
@@ -22,20 +23,10 @@ describeDialects('pause / resume / listPaused with 2 worker processes', (db) => 
   const executed = async (where = '1=1') =>
     new Set((await app.rows(`SELECT e.job_id FROM executions e JOIN jobs j ON j.id = e.job_id WHERE ${where}`)).map((r) => Number(r.job_id)));
 
-  beforeAll(async () => {
-    app = await startQueueApp(db, { worker: false, externalTypes: TYPES });
-    await installProbes(app);
-  });
-  afterAll(async () => {
-    workers.forEach((w) => w.kill());
-    await app?.close();
-  });
-  beforeEach(async () => {
-    await resetTables(app);
-    await clearProbes(app);
-    for (const p of await app.queue.listPaused()) await app.queue.resume(p as never);
-  });
-  afterEach(() => workers.splice(0).forEach((w) => w.kill()));
+  const resumeAll = async (a: QueueApp) => {
+    for (const p of await a.queue.listPaused()) await a.queue.resume(p as never);
+  };
+  probedEnqueuer(db, { externalTypes: TYPES, workers, started: (a) => (app = a), reset: resumeAll });
 
   it('bad targets throw InvalidPauseTargetError and change nothing', async () => {
     for (const bad of [{}, { type: '' }, { type: 'a', group: 'b' }, { colour: 'red' }, 'chaos', null, { group: 7 }, { type: 'a\u0000' }, { group: '\ud800' }]) {

@@ -5,8 +5,9 @@ import type { Sql } from '../../lib/database/sql';
 import { SQLITE_REMOVAL_BATCH_BYTES } from '../../lib/removal/job-removal.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { lockWaitCounter } from '../support/lock-waits';
-import { clearProbes, finalizeCounts, installProbes } from '../support/probe-tables';
-import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { finalizeCounts } from '../support/probe-tables';
+import { type QueueApp } from '../support/queue-app';
+import { probedEnqueuer } from '../support/probed-enqueuer';
 import { eventually } from '../support/wait';
 import { WorkerProcess } from '../support/worker-process';
 
@@ -22,19 +23,7 @@ describeDialects('remove / removeMany', (db) => {
   const workers: WorkerProcess[] = [];
   const lockWaits = lockWaitCounter(() => app);
 
-  beforeAll(async () => {
-    app = await startQueueApp(db, { worker: false, externalTypes: TYPES });
-    await installProbes(app);
-  });
-  afterAll(async () => {
-    workers.forEach((w) => w.kill());
-    await app?.close();
-  });
-  beforeEach(async () => {
-    await resetTables(app);
-    await clearProbes(app);
-  });
-  afterEach(() => workers.splice(0).forEach((w) => w.kill()));
+  probedEnqueuer(db, { externalTypes: TYPES, workers, started: (a) => (app = a) });
 
   const finish = (ids: number[], state = 'done') =>
     app.rows(`UPDATE jobs SET state = '${state}', finished_at = CURRENT_TIMESTAMP WHERE id IN (${ids.join(', ')})`);

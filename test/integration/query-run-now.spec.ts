@@ -1,7 +1,7 @@
 import { InvalidJobError, InvalidJobStateError, InvalidQueryError, JobNotFoundError } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
-import { clearProbes, installProbes } from '../support/probe-tables';
-import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { type QueueApp } from '../support/queue-app';
+import { probedEnqueuer } from '../support/probed-enqueuer';
 import { eventually } from '../support/wait';
 import { WorkerProcess } from '../support/worker-process';
 
@@ -15,19 +15,7 @@ describeDialects('runNow / runNowMany', (db) => {
   let app: QueueApp;
   const workers: WorkerProcess[] = [];
 
-  beforeAll(async () => {
-    app = await startQueueApp(db, { worker: false, externalTypes: ['t', 'chaos'] });
-    await installProbes(app);
-  });
-  afterAll(async () => {
-    workers.forEach((w) => w.kill());
-    await app?.close();
-  });
-  beforeEach(async () => {
-    await resetTables(app);
-    await clearProbes(app);
-  });
-  afterEach(() => workers.splice(0).forEach((w) => w.kill()));
+  probedEnqueuer(db, { externalTypes: ['t', 'chaos'], workers, started: (a) => (app = a) });
 
   const later = () => new Date(Date.now() + HOUR);
 
