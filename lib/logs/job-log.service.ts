@@ -16,9 +16,9 @@ export class JobLogService {
 
   /**
    * A page of a job's log, in the order written (a retry's attempts, which start over at 1,
-   * after the earlier ones). Throws `InvalidQueryError`
-   * for a bad id, attempt or limit, `InvalidCursorError` for a cursor not issued for this job
-   * and attempt, and `JobNotFoundError` when the job does not exist (its lines go with it).
+   * after the earlier ones). Throws `InvalidQueryError` for a bad id, attempt or limit,
+   * `InvalidCursorError` for a cursor not issued for this job and attempt, and
+   * `JobNotFoundError` when the job does not exist (its lines go with it).
    */
   async getLogs(id: number, query: JobLogQuery = {}): Promise<JobLogPage> {
     if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new InvalidQueryError('id', 'a positive integer', id);
