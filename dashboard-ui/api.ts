@@ -97,6 +97,8 @@ export interface JobDetail {
   error: Bounded | null;
   attempts: number;
   maxAttempts: number;
+  /** Runs the handler ended with ctx.snooze (they spent no attempt). */
+  snoozes: number;
   progress: number;
   stage: string | null;
   group: string;

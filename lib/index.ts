@@ -30,7 +30,9 @@ export {
   JobCancelledError,
   JobTimeoutError,
   LeaseLostError,
+  MAX_SNOOZE_MS,
   ShutdownAbortError,
+  SnoozeJobError,
   UnrecoverableJobError,
 } from './handlers/job-abort.errors';
 export type { WaitForOptions } from './job-queue.service';

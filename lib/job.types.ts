@@ -21,8 +21,11 @@ export interface JobView<TArgs = unknown, TResult = unknown> {
   state: JobState;
   args: TArgs;
   result: TResult | null;
+  /** Attempts spent (a snoozed run gives its attempt back). */
   attempts: number;
   maxAttempts: number;
+  /** Times a handler snoozed the job (`ctx.snooze`): runs that spent no attempt. */
+  snoozes: number;
   lastError: string | null;
   /** 0–100, as last reported by `ctx.progress`. */
   progress: number;

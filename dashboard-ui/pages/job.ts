@@ -86,6 +86,7 @@ function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] 
           ...row('weight', j.weight),
           ...row('priority', j.priority),
           ...row('attempts', `${j.attempts} of ${j.maxAttempts}`),
+          ...row('snoozed', j.snoozes === 0 ? null : j.snoozes === 1 ? 'once' : `${j.snoozes} times`),
           ...row('container', j.isContainer ? 'yes' : 'no'),
           ...row('parent', j.parentId === null ? null : h('a', { href: `#/job/${j.parentId}` }, `#${j.parentId}`)),
           ...row('children', j.isContainer ? h('a', { href: `#/jobs?parent=${j.id}` }, 'list') : null),

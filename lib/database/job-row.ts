@@ -6,7 +6,7 @@ import { storedBytes } from './stored-bytes';
 
 const PLAIN_COLUMNS = [
   'id', 'type', 'ref', 'args', 'result', 'state', 'parent_id', 'is_container', 'group_key', 'weight',
-  'priority', 'attempts', 'max_attempts', 'last_error', 'timeout_ms', 'progress', 'current_stage', 'job_key',
+  'priority', 'attempts', 'max_attempts', 'snoozes', 'last_error', 'timeout_ms', 'progress', 'current_stage', 'job_key',
   'lease_owner',
 ];
 const TIME_COLUMNS = ['run_after', 'created_at', 'started_at', 'finished_at', 'updated_at', 'lease_expires'];
@@ -66,6 +66,7 @@ export function toJobRecord(row: Row, dialect: SqlDialect): JobRecord {
     result: row.result == null ? null : parseStoredJson(row.result),
     attempts: Number(row.attempts),
     maxAttempts: Number(row.max_attempts),
+    snoozes: Number(row.snoozes ?? 0),
     lastError: (row.last_error as string | null) ?? null,
     progress: Number(row.progress),
     currentStage: (row.current_stage as string | null) ?? null,

@@ -28,6 +28,7 @@ export class JobEntity {
   @Column({ name: 'run_after' }) runAfter!: Date;
   @Column({ type: 'int', default: 0 }) attempts!: number;
   @Column({ name: 'max_attempts', type: 'int' }) maxAttempts!: number;
+  @Column({ type: 'int', default: 0 }) snoozes!: number;
   @Column({ name: 'last_error', type: 'text', nullable: true }) lastError!: string | null;
   @Column({ name: 'timeout_ms', type: 'int', nullable: true }) timeoutMs!: number | null;
   @Column({ type: 'smallint', default: 0 }) progress!: number;

@@ -89,6 +89,7 @@ function toDetail(s: JobSignal): JobEventDetail {
   if (error !== undefined) detail.error = error;
   if (s.attempt !== undefined) detail.attempt = s.attempt;
   if (s.durationMs !== undefined) detail.durationMs = s.durationMs;
+  if (s.delayMs !== undefined) detail.delayMs = s.delayMs;
   if (s.percent !== undefined) {
     detail.percent = s.percent;
     detail.stage = s.stage ?? null;

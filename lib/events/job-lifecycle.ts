@@ -10,6 +10,7 @@ import type { JobSignal, JobSignalSink } from './job-signal';
 import { readJobTypes, readJobViews } from './job-views.sql';
 
 const SETTLED_EVENT = { done: 'completed', failed: 'failed', cancelled: 'cancelled' } as const;
+const ATTEMPT_EVENT = { done: 'completed', retried: 'retrying', failed: 'failed', snoozed: 'snoozed' } as const;
 /**
  * When a sink needs job views, reports are gathered this long before each read, so that one read
  * serves many jobs (per setImmediate it was one query per finalize batch: ~40% of a no-op job's
@@ -110,9 +111,17 @@ export class JobLifecycle {
   }
 
   /** The finalize of an attempt this process ran was committed with this outcome (`view`: the job's, if the finalize returned it). */
-  attemptEnded(job: ClaimedJob, outcome: 'done' | 'retried' | 'failed', durationMs: number, error?: string, view?: JobSignal['view']): void {
-    const s = this.of(job, outcome === 'done' ? 'completed' : outcome === 'retried' ? 'retrying' : 'failed', Date.now());
+  attemptEnded(
+    job: ClaimedJob,
+    outcome: 'done' | 'retried' | 'failed' | 'snoozed',
+    durationMs: number,
+    error?: string,
+    view?: JobSignal['view'],
+    delayMs?: number,
+  ): void {
+    const s = this.of(job, ATTEMPT_EVENT[outcome], Date.now());
     s.durationMs = durationMs;
+    if (delayMs !== undefined) s.delayMs = delayMs;
     s.error = error;
     s.view = view;
     this.reportOne(s);

@@ -18,6 +18,8 @@ export interface JobSignal {
   error?: string;
   /** Handler run time of the attempt, ms. */
   durationMs?: number;
+  /** `snoozed`: ms until the job runs again. */
+  delayMs?: number;
   /** `started`: ms from when the job became claimable (run_after) to this start; absent if unknown. */
   waitMs?: number;
   percent?: number;

@@ -20,16 +20,18 @@ import { FollowUpFailed } from './follow-up-failed';
 import { GuardTurnedDown } from './guard-turned-down';
 import { writeIsolatingFailures, type WriteErrorAction } from './isolate-failures';
 import { failureForRefused, quoteDbError } from './refusal';
+import { snoozeAttempts, type SnoozedAttempt } from './snooze.sql';
 import { SlicedPromotions } from './sliced-promotions';
 import { takeBatch } from './take-batch';
 import { ownedBy } from '../lease/lease-guard.sql';
 import { retryDelayMs } from '../scheduler/retry-backoff';
 
-export type FinalizeResult = 'done' | 'retried' | 'failed' | 'lost';
+export type FinalizeResult = 'done' | 'retried' | 'failed' | 'snoozed' | 'lost';
 
 interface Pending {
   completion?: Completion;
   failure?: FailedAttempt;
+  snooze?: SnoozedAttempt;
   /** The attempt a completion ends (for the backoff if the database refuses its result). */
   attempt?: number;
   /** `view`: the completed job's, when its completion asked for one and the write returned it. */
@@ -39,6 +41,8 @@ interface Pending {
 interface WriteOutcome {
   done: SettledJob[];
   failed: { retried: number[]; failed: SettledJob[] };
+  /** Snoozed attempts written (ids). */
+  snoozed?: number[];
   result: { settled: SettledJob[]; promoted: number; sliced?: number };
   /** The worker's claim that ended the transaction, after its promotions (see FollowUpClaimer). */
   claimed?: ClaimedJob[];
@@ -151,6 +155,11 @@ export class FinalizeService {
     return new Promise((resolve) => this.enqueue({ failure: attempt, resolve }));
   }
 
+  /** A snoozed attempt: `snoozed` once written, `lost` if the lease was gone. */
+  snooze(attempt: SnoozedAttempt, attemptNumber: number): Promise<FinalizeResult> {
+    return new Promise((resolve) => this.enqueue({ snooze: attempt, attempt: attemptNumber, resolve }));
+  }
+
   /** Results handed in and not yet written. */
   get pending(): number {
     return this.queue.length + this.writing;
@@ -253,7 +262,7 @@ export class FinalizeService {
   private byKind(batch: Pending[]): Pending[][] {
     if (this.db.dialect.name !== 'postgres') return [batch];
     const completions = batch.filter((p) => p.completion);
-    return completions.length === 0 || completions.length === batch.length ? [batch] : [completions, batch.filter((p) => p.failure)];
+    return completions.length === 0 || completions.length === batch.length ? [batch] : [completions, batch.filter((p) => !p.completion)];
   }
 
   /** PostgreSQL, nothing but failed attempts: one statement, unless one of them needs the cascade. */
@@ -290,6 +299,7 @@ export class FinalizeService {
     const owner = this.options.workerId;
     const completions = items.flatMap((p) => (p.completion ? [p.completion] : []));
     const failures = items.flatMap((p) => (p.failure ? [p.failure] : []));
+    const snoozes = items.flatMap((p) => (p.snooze ? [p.snooze] : []));
     if (this.isOneStatement(items)) return this.completeInOneStatement(owner, completions);
     if (this.isFailuresOnly(items)) {
       const outcome = await this.failInOneStatement(owner, failures);
@@ -305,18 +315,19 @@ export class FinalizeService {
         const views = completions.some((c) => c.wantsView) ? new Map<number, JobView>() : undefined;
         const done = await completeJobs(tx, owner, completions, views, countGuard);
         const failed = await failAttempts(tx, failures, ownedBy(tx.dialect, owner));
+        const snoozed = snoozes.length ? await snoozeAttempts(tx, snoozes, ownedBy(tx.dialect, owner)) : undefined;
         const result = await cascade(tx, [...done, ...failed.failed]);
         if (result.promoted !== 0 && this.options.listenNotify) await notifyInTransaction(tx, 'r');
-        if (!claimer || !claiming) return { done, failed, result, views };
+        if (!claimer || !claiming) return { done, failed, snoozed, result, views };
         // Last, after the promotions: the claim sees every job this transaction made ready.
         this.claimPassed = true;
         const request = this.followUpWanted(claimer) ? claimer.request() : undefined;
-        if (!request) return { done, failed, result, views };
+        if (!request) return { done, failed, snoozed, result, views };
         asked = true;
         try {
           // MySQL reads the ready rows' floors first unless this transaction wrote ready rows itself.
-          const wroteReady = result.promoted !== 0 || failed.retried.length > 0;
-          return { done, failed, result, claimed: await this.claims.claimWithin(tx, request, !wroteReady), views };
+          const wroteReady = result.promoted !== 0 || failed.retried.length > 0 || (snoozed?.length ?? 0) > 0;
+          return { done, failed, snoozed, result, claimed: await this.claims.claimWithin(tx, request, !wroteReady), views };
         } catch (err) {
           throw new FollowUpFailed(err);
         }
@@ -385,6 +396,7 @@ export class FinalizeService {
     outcome.done.forEach((s) => status.set(s.id, 'done'));
     outcome.failed.retried.forEach((id) => status.set(id, 'retried'));
     outcome.failed.failed.forEach((s) => status.set(s.id, 'failed'));
+    outcome.snoozed?.forEach((id) => status.set(id, 'snoozed'));
     // Not pending any more before anyone hears so: a waiter that counts free slots from
     // `pending` must see the batch gone, or it would wait for the next poll.
     this.writing = Math.max(0, this.writing - items.length);
@@ -419,7 +431,11 @@ export class FinalizeService {
 
     // A job the database refused alone: a failed attempt is written instead (see failureForRefused).
     const replacements = first.refused.map(({ item, error }): Pending => {
-      const what = item.completion ? 'its result; the attempt fails' : 'the record of its failed attempt; recording it without the error text';
+      const what = item.completion
+        ? 'its result; the attempt fails'
+        : item.snooze
+          ? 'its snooze; the attempt fails'
+          : 'the record of its failed attempt; recording it without the error text';
       this.logger.error(`job ${idOf(item)}: the database refused ${what} (${quoteDbError(error)})`);
       const delay = retryDelayMs(item.attempt ?? 1, this.options.retryBackoff);
       return { failure: failureForRefused(item, error, delay), resolve: item.resolve };
@@ -440,13 +456,14 @@ export class FinalizeService {
   }
 }
 
-function idOf(p: Pick<Pending, 'completion' | 'failure'>): number {
-  return (p.completion ?? p.failure)!.id;
+function idOf(p: Pick<Pending, 'completion' | 'failure' | 'snooze'>): number {
+  return (p.completion ?? p.failure ?? p.snooze)!.id;
 }
 
 /** What a pending outcome adds to its batch's statement. */
 function bytesOf(p: Pending): number {
   if (p.completion) return Buffer.byteLength(p.completion.resultJson, 'utf8') + (p.completion.carrier?.length ?? 0);
+  if (p.snooze) return 0;
   return Buffer.byteLength(storableErrorText(p.failure!.error), 'utf8');
 }
 

@@ -1,5 +1,6 @@
 import type { Completion } from './complete.sql';
 import type { FailedAttempt } from './fail.sql';
+import type { SnoozedAttempt } from './snooze.sql';
 
 /** Of a database error quoted in `last_error`. */
 const MAX_QUOTED_ERROR = 1_000;
@@ -12,17 +13,20 @@ export function quoteDbError(err: unknown): string {
 
 /**
  * What to write instead of an outcome the database refused on its own:
- * - a refused result fails the attempt, with the database's message (retried while attempts remain);
+ * - a refused result or snooze fails the attempt, with the database's message (retried while attempts remain);
  * - a refused failure record is written again without the attempt's own error text, which may
  *   be what the database refused (a NUL byte on PostgreSQL), but with the database's message.
  */
 export function failureForRefused(
-  refused: { completion?: Completion; failure?: FailedAttempt },
+  refused: { completion?: Completion; failure?: FailedAttempt; snooze?: SnoozedAttempt },
   err: unknown,
   retryDelayMs: number,
 ): FailedAttempt {
   if (refused.completion) {
     return { id: refused.completion.id, error: `the database refused the result of this attempt: ${quoteDbError(err)}`, retryDelayMs };
+  }
+  if (refused.snooze) {
+    return { id: refused.snooze.id, error: `the database refused this attempt's snooze: ${quoteDbError(err)}`, retryDelayMs };
   }
   return { ...refused.failure!, error: `the database refused this attempt's error text: ${quoteDbError(err)}` };
 }

@@ -2,6 +2,7 @@ import { InvalidJobError } from '../errors';
 import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 import type { JobUpstream } from '../typing/job-types';
 import { logLimitNotice, logMessageText, type PendingLogLine } from '../logs/log-line';
+import { SnoozeJobError } from './job-abort.errors';
 
 /** What a JobContext needs from the engine; kept narrow so the context is easy to fake in unit tests. */
 export interface JobContextIO {
@@ -87,6 +88,16 @@ export class JobContext<TType extends string = string> {
       return;
     }
     this.io.log(this.id, { attempt: this.attempt, at, message: logMessageText(message) });
+  }
+
+  /**
+   * Ends this attempt and runs the job again after `delayMs`, without spending an attempt:
+   * `return ctx.snooze(30_000)` when the work is not ready yet. Throws `SnoozeJobError` (so a
+   * surrounding `catch` must let it through); throws `InvalidJobError` for a delay that is not
+   * 0 to 365 days, which fails the attempt like any handler error.
+   */
+  snooze(delayMs: number): never {
+    throw new SnoozeJobError(delayMs);
   }
 
   /**

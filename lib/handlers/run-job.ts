@@ -1,7 +1,7 @@
 import type { ClaimedJob } from '../claim/claimed-job';
 import { ResultTooLargeError } from '../errors/job.errors';
 import type { AttemptController } from './attempt-controller';
-import { JobTimeoutError, UnrecoverableJobError } from './job-abort.errors';
+import { JobTimeoutError, SnoozeJobError, UnrecoverableJobError } from './job-abort.errors';
 import { JobContext, type JobContextIO } from './job-context';
 import type { RegisteredJobHandler } from './job-handler.registry';
 
@@ -9,6 +9,8 @@ export type RunOutcome =
   | { kind: 'done'; resultJson: string }
   /** `cause`: what the handler threw (or the timeout), for instrumentation to record. */
   | { kind: 'failed'; error: string; final: boolean; cause?: unknown }
+  /** The handler snoozed (SnoozeJobError): runs again after `delayMs`, the attempt given back. */
+  | { kind: 'snoozed'; delayMs: number }
   /** Cancelled, lease lost or shutdown: nothing is written for this attempt. */
   | { kind: 'aborted'; reason: unknown };
 
@@ -63,6 +65,7 @@ export function runJob(
       },
       (err: unknown) => {
         if (controller.aborted) settle(abortOutcome(controller.reason));
+        else if (err instanceof SnoozeJobError) settle({ kind: 'snoozed', delayMs: err.delayMs });
         else settle({ kind: 'failed', error: describeError(err), final: err instanceof UnrecoverableJobError, cause: err });
       },
     );

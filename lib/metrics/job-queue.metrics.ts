@@ -11,7 +11,7 @@ import { countStates, OPEN_STATES, TERMINAL_STATES } from '../stats/state-counts
 import { METRIC_NAMES, METRICS_OPTIONS } from './metrics.constants';
 import type { ResolvedMetricsOptions } from './metrics.options';
 
-const COUNTED = new Set<JobEventName>(['enqueued', 'completed', 'failed', 'retrying']);
+const COUNTED = new Set<JobEventName>(['enqueued', 'completed', 'failed', 'retrying', 'snoozed']);
 /**
  * How long a scrape waits for the gauges' database read before it answers with their last values.
  * Well under Prometheus' default scrape_timeout (10 s): a database that stopped answering held the
@@ -56,6 +56,7 @@ export class JobQueueMetrics implements OnModuleInit, OnApplicationShutdown, Job
   private readonly completed: Counter<string>;
   private readonly failed: Counter<string>;
   private readonly retried: Counter<string>;
+  private readonly snoozed: Counter<string>;
   private readonly duration: Histogram<string>;
   private readonly wait: Histogram<string>;
   /** The metrics this instance registered (see onModuleDestroy). */
@@ -79,6 +80,7 @@ export class JobQueueMetrics implements OnModuleInit, OnApplicationShutdown, Job
     this.completed = new Counter({ name: METRIC_NAMES.completed, help: 'Jobs completed (done) in transactions this process committed.', labelNames, registers });
     this.failed = new Counter({ name: METRIC_NAMES.failed, help: 'Jobs failed for good in transactions this process committed.', labelNames, registers });
     this.retried = new Counter({ name: METRIC_NAMES.retried, help: 'Failed attempts scheduled to run again (incl. reclaimed leases).', labelNames, registers });
+    this.snoozed = new Counter({ name: METRIC_NAMES.snoozed, help: 'Attempts that snoozed (ctx.snooze): run again later without spending an attempt.', labelNames, registers });
     this.duration = new Histogram({
       name: METRIC_NAMES.duration,
       help: 'Handler run time per attempt run by this process, in seconds.',
@@ -119,7 +121,7 @@ export class JobQueueMetrics implements OnModuleInit, OnApplicationShutdown, Job
         if (ageMs !== undefined) this.set(ageMs / 1000);
       },
     });
-    for (const m of [this.enqueued, this.completed, this.failed, this.retried, this.duration, this.wait, jobs, oldestReadyAge]) this.own.add(m);
+    for (const m of [this.enqueued, this.completed, this.failed, this.retried, this.snoozed, this.duration, this.wait, jobs, oldestReadyAge]) this.own.add(m);
   }
 
   /** Reads of the oldest ready age the gauges have made (ten concurrent scrapes within `cacheMs`: one). */
@@ -173,6 +175,9 @@ export class JobQueueMetrics implements OnModuleInit, OnApplicationShutdown, Job
           break;
         case 'retrying':
           this.retried.inc(labels);
+          break;
+        case 'snoozed':
+          this.snoozed.inc(labels);
           break;
       }
       if (s.durationMs !== undefined) this.duration.observe(labels, s.durationMs / 1000);

@@ -6,6 +6,7 @@ export const METRIC_NAMES = {
   completed: 'job_queue_jobs_completed_total',
   failed: 'job_queue_jobs_failed_total',
   retried: 'job_queue_jobs_retried_total',
+  snoozed: 'job_queue_jobs_snoozed_total',
   duration: 'job_queue_job_duration_seconds',
   wait: 'job_queue_job_wait_seconds',
   jobs: 'job_queue_jobs',

@@ -82,8 +82,11 @@ import { JobQueueScheduleDeclarationsMysql1769000000001 } from './mysql/17690000
 import { JobQueueScheduleDeclarationsSqlite1769000000001 } from './sqlite/1769000000001-job-queue-schedule-declarations';
 import { JobQueueValuesLastSqlite1769100000001 } from './sqlite/1769100000001-job-queue-values-last';
 import { JobQueueLogsPostgres1769300000001 } from './postgres/1769300000001-job-queue-logs';
+import { JobQueueSnoozesPostgres1769400000001 } from './postgres/1769400000001-job-queue-snoozes';
 import { JobQueueLogsMysql1769300000001 } from './mysql/1769300000001-job-queue-logs';
+import { JobQueueSnoozesMysql1769400000001 } from './mysql/1769400000001-job-queue-snoozes';
 import { JobQueueLogsSqlite1769300000001 } from './sqlite/1769300000001-job-queue-logs';
+import { JobQueueSnoozesSqlite1769400000001 } from './sqlite/1769400000001-job-queue-snoozes';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -126,6 +129,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueFailFunctionPostgres1769200000001,
     JobQueuePausedWritesPostgres1769200000002,
     JobQueueLogsPostgres1769300000001,
+    JobQueueSnoozesPostgres1769400000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -152,6 +156,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueWalkHeadsBelowMysql1768800000001,
     JobQueueScheduleDeclarationsMysql1769000000001,
     JobQueueLogsMysql1769300000001,
+    JobQueueSnoozesMysql1769400000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -175,6 +180,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueValuesLastSqlite1769100000001,
     JobQueuePausedWritesSqlite1769100000002,
     JobQueueLogsSqlite1769300000001,
+    JobQueueSnoozesSqlite1769400000001,
   ],
 };
 

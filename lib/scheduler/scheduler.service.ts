@@ -586,6 +586,8 @@ export class SchedulerService {
       // As stored, so that an event's `error` is the view's `lastError` (not a 1 MB message).
       failure = storableErrorText(outcome.error);
       writing = this.finalizer.fail({ id: job.id, error: failure, final: outcome.final, retryDelayMs: retryDelay });
+    } else if (outcome.kind === 'snoozed') {
+      writing = this.finalizer.snooze({ id: job.id, delayMs: outcome.delayMs }, job.attempts);
     }
     // Results past one batch's worth hold slots until written (see freeSlots).
     const holdsSlot = this.finalizer.pending > Math.max(this.options.concurrency, this.options.prefetch);
@@ -593,8 +595,8 @@ export class SchedulerService {
     if (!writing) return;
     const written = await writing;
     if (this.lifecycle.active && written !== 'lost') {
-      const error = failure ?? (written === 'done' ? undefined : 'the database refused the result');
-      this.lifecycle.attemptEnded(job, written, durationMs, error, view);
+      const error = failure ?? (written === 'done' || written === 'snoozed' ? undefined : 'the database refused the result');
+      this.lifecycle.attemptEnded(job, written, durationMs, error, view, outcome.kind === 'snoozed' ? outcome.delayMs : undefined);
     }
     // The written result may have been holding a slot (a cluster cap's, under `limits`), or made
     // its job ready again. A done job's write that ended with this worker's claim needs no

@@ -165,6 +165,7 @@ export class OpenTelemetryJobQueueInstrumentation implements JobQueueInstrumenta
     return context.with(active, run).then((outcome: AttemptOutcome) => {
       span.setAttribute(ATTR.outcome, attemptOutcome(outcome, job.attempts, job.maxAttempts));
       if (outcome.kind === 'failed') failed(span, outcome.cause ?? outcome.error);
+      else if (outcome.kind === 'snoozed') span.setAttribute(ATTR.snoozeMs, outcome.delayMs);
       else if (outcome.kind === 'aborted') span.setAttribute(ATTR.abortReason, reasonName(outcome.reason));
       span.end();
       // The attempt's own outcome object (runJob makes one per attempt): no copy per job.

@@ -18,6 +18,8 @@ export const ATTR = {
   ref: 'job_queue.ref',
   outcome: 'job_queue.outcome',
   abortReason: 'job_queue.abort_reason',
+  /** A snoozed attempt's delay before the job runs again, in ms. */
+  snoozeMs: 'job_queue.snooze_ms',
   /** On a consumer span's links: `created` (the enqueue) or `upstream` (a dependency's attempt). */
   link: 'job_queue.link',
 } as const;
@@ -34,13 +36,14 @@ export function consumerSpanName(type: string): string {
 
 /**
  * What a finished attempt means for the job: `done`, `retrying` (another attempt follows),
- * `failed` (for good) or `aborted` (cancelled, lease lost, shutdown: nothing was recorded).
+ * `failed` (for good), `snoozed` (runs again later, the attempt given back) or `aborted`
+ * (cancelled, lease lost, shutdown: nothing was recorded).
  */
 export function attemptOutcome(
-  outcome: { kind: 'done' } | { kind: 'failed'; final: boolean } | { kind: 'aborted' },
+  outcome: { kind: 'done' } | { kind: 'failed'; final: boolean } | { kind: 'snoozed' } | { kind: 'aborted' },
   attempt: number,
   maxAttempts: number,
-): 'done' | 'retrying' | 'failed' | 'aborted' {
+): 'done' | 'retrying' | 'failed' | 'snoozed' | 'aborted' {
   if (outcome.kind !== 'failed') return outcome.kind;
   return outcome.final || attempt >= maxAttempts ? 'failed' : 'retrying';
 }

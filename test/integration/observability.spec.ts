@@ -28,6 +28,16 @@ class WorkloadHandlers {
   async bad(): Promise<void> {
     throw new Error('always');
   }
+
+  private readonly snoozed = new Map<number, number>();
+
+  /** Snoozes twice, then completes: three runs on one attempt. */
+  @JobHandler('ob-snoozy', { maxAttempts: 1 })
+  async snoozy(_args: unknown, ctx: JobContext): Promise<void> {
+    const runs = (this.snoozed.get(ctx.id) ?? 0) + 1;
+    this.snoozed.set(ctx.id, runs);
+    if (runs <= 2) ctx.snooze(10);
+  }
 }
 
 @Controller('health')
@@ -80,11 +90,12 @@ describeDialects('metrics and health over HTTP', (db) => {
     const { app, base } = await boot(db, registry);
     try {
       const queue = app.get(JobQueueService);
-      const N = 20, FLAKY = 4, M = 3;
+      const N = 20, FLAKY = 4, M = 3, S = 3;
       const ids = await queue.enqueueGraph([
         ...Array.from({ length: N }, (_, i) => ({ ref: `ok${i}`, type: 'ob-ok' })),
         ...Array.from({ length: FLAKY }, (_, i) => ({ ref: `fl${i}`, type: 'ob-flaky', maxAttempts: 3 })),
         ...Array.from({ length: M }, (_, i) => ({ ref: `bad${i}`, type: 'ob-bad', maxAttempts: 2 })),
+        ...Array.from({ length: S }, (_, i) => ({ ref: `sn${i}`, type: 'ob-snoozy' })),
       ]);
       await Promise.all(Object.values(ids).map((id) => queue.waitFor(id, { timeoutMs: 60_000 })));
       await new Promise((r) => setTimeout(r, 200)); // the lifecycle reports are delivered a turn after the commit
@@ -97,6 +108,10 @@ describeDialects('metrics and health over HTTP', (db) => {
       expect(sample(text, 'job_queue_jobs_failed_total{type="ob-bad"}')).toBe(M);
       expect(sample(text, 'job_queue_jobs_retried_total{type="ob-flaky"}')).toBe(FLAKY); // K = FLAKY + M
       expect(sample(text, 'job_queue_jobs_retried_total{type="ob-bad"}')).toBe(M);
+      // Each snoozing job: 2 snoozes, 1 completion, 3 handler runs (observed as attempts ran).
+      expect(sample(text, 'job_queue_jobs_snoozed_total{type="ob-snoozy"}')).toBe(2 * S);
+      expect(sample(text, 'job_queue_jobs_completed_total{type="ob-snoozy"}')).toBe(S);
+      expect(sample(text, 'job_queue_job_duration_seconds_count{type="ob-snoozy"}')).toBe(3 * S);
       // One duration and one wait observation per attempt: N + 2·FLAKY + 2·M.
       expect(sample(text, 'job_queue_job_duration_seconds_count{type="ob-ok"}')).toBe(N);
       expect(sample(text, 'job_queue_job_duration_seconds_count{type="ob-flaky"}')).toBe(2 * FLAKY);
@@ -108,7 +123,7 @@ describeDialects('metrics and health over HTTP', (db) => {
       const waitSum = sample(text, 'job_queue_job_wait_seconds_sum{type="ob-ok"}');
       expect(waitSum).toBeGreaterThanOrEqual(0);
       expect(waitSum / N).toBeLessThan(30);
-      expect(sample(text, 'job_queue_jobs{state="done"}')).toBe(N + FLAKY);
+      expect(sample(text, 'job_queue_jobs{state="done"}')).toBe(N + FLAKY + S);
       expect(sample(text, 'job_queue_jobs{state="failed"}')).toBe(M);
       expect(sample(text, 'job_queue_oldest_ready_age_seconds')).toBe(0);
 
@@ -125,7 +140,7 @@ describeDialects('metrics and health over HTTP', (db) => {
       const statsStatements = dbRun.mock.calls.filter(([s]) => gaugeStatement.test(JSON.stringify(s)));
       expect(statsStatements.length).toBeGreaterThanOrEqual(2);
       expect(statsStatements.length).toBeLessThanOrEqual(8);
-      for (const t of texts) expect(sample(t, 'job_queue_jobs{state="done"}')).toBe(N + FLAKY);
+      for (const t of texts) expect(sample(t, 'job_queue_jobs{state="done"}')).toBe(N + FLAKY + S);
       dbRun.mockRestore();
 
       // Health: up, with the details.

@@ -16,7 +16,7 @@ import type { Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
 import { readAttemptTraces } from '../../lib/instrumentation/trace-context.sql';
 
-const seen = { flaky: 0 };
+const seen = { flaky: 0, sleepy: 0 };
 
 @Injectable()
 class TracedJobs {
@@ -61,6 +61,13 @@ class TracedJobs {
       span.end();
     });
     ctx.log('<b>last</b>');
+  }
+
+  /** Snoozes its first run for 10 ms. */
+  @JobHandler('sleepy', { maxAttempts: 1 })
+  async sleepy(_args: unknown, ctx: JobContext): Promise<string> {
+    if (++seen.sleepy === 1) ctx.snooze(10);
+    return 'awake';
   }
 
   @JobHandler('doomed', { maxAttempts: 1 })
@@ -211,6 +218,29 @@ describeDialects('OpenTelemetry tracing', (db) => {
       const dead = one(spans, 'process doomed');
       expect(dead.attributes).toMatchObject({ 'job_queue.attempt': 1, 'job_queue.outcome': 'failed' });
       expect(dead.status).toEqual({ code: SpanStatusCode.ERROR, message: 'TypeError: always fails' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a snoozed run is a span of its own: outcome snoozed with its delay, no error, the same attempt as the run after it', async () => {
+    seen.sleepy = 0;
+    const app = await startApp(db);
+    try {
+      const job = await app.queue.enqueue({ type: 'sleepy' });
+      expect(await app.queue.waitFor(job.id, { timeoutMs: 20_000 })).toMatchObject({ state: 'done', attempts: 1, snoozes: 1 });
+      await waitForSpans(() => byName(sdk.spans(), 'process sleepy').length === 2);
+      const spans = sdk.spans();
+      const created = one(spans, 'create sleepy');
+      const runs = byName(spans, 'process sleepy');
+      const snoozed = runs.find((s) => s.attributes['job_queue.outcome'] === 'snoozed')!;
+      const done = runs.find((s) => s.attributes['job_queue.outcome'] === 'done')!;
+      expect(snoozed.attributes).toMatchObject({ 'job_queue.attempt': 1, 'job_queue.outcome': 'snoozed', 'job_queue.snooze_ms': 10 });
+      expect(snoozed.status.code).toBe(SpanStatusCode.UNSET);
+      expect(snoozed.events).toEqual([]);
+      expect(done.attributes).toMatchObject({ 'job_queue.attempt': 1, 'job_queue.outcome': 'done' });
+      expect(done.attributes['job_queue.snooze_ms']).toBeUndefined();
+      for (const run of [snoozed, done]) expect(run.links).toEqual([{ ...pick(created), attributes: { 'job_queue.link': 'created' } }]);
     } finally {
       await app.close();
     }

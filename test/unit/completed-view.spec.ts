@@ -11,6 +11,7 @@ const BEFORE: JobRecord = {
   result: null,
   attempts: 2,
   maxAttempts: 3,
+  snoozes: 2,
   lastError: 'Error: first attempt fails',
   progress: 50,
   currentStage: 'half',

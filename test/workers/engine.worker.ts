@@ -76,6 +76,18 @@ class ProbeHandlers {
     return { id: ctx.id, attempt: ctx.attempt };
   }
 
+  /**
+   * Snoozes (for `ms`, jittered) until the job's stored `snoozes` reaches `times`, then returns:
+   * the count in the database decides, so a run repeated after a crash snoozes no extra time.
+   */
+  @JobHandler('snoozy', { maxAttempts: 5 })
+  async snoozy(args: { times: number; ms: number }, ctx: JobContext): Promise<{ worker: string }> {
+    await this.record(ctx);
+    const { rows } = await this.db.run(sql`SELECT snoozes FROM jobs WHERE id = ${ctx.id}`);
+    if (Number(rows[0].snoozes) < args.times) ctx.snooze(Math.random() * args.ms);
+    return { worker: WORKER };
+  }
+
   @JobHandler('noop')
   async noop(): Promise<null> {
     return null;
