@@ -55,7 +55,10 @@ export class DemoRunPrinter {
       const agg = byRef.get('aggregate')?.result as AggregateResult | null;
       const sent = byRef.get('notify')?.result as NotifyResult | null;
       const took = p.report.finishedAt ? seconds(p.report.finishedAt.getTime() - start) : '-';
-      const retried = p.steps.filter((j) => j.attempts > 1).map((j) => `${j.ref} took ${j.attempts} attempts`);
+      const retried = p.steps.flatMap((j) => [
+        ...(j.attempts > 1 ? [`${j.ref} took ${j.attempts} attempts`] : []),
+        ...(j.snoozes > 0 ? [`${j.ref} snoozed ${j.snoozes === 1 ? 'once' : `${j.snoozes} times`} (no attempt spent)`] : []),
+      ]);
       const sums = agg ? Object.entries(agg.bySource).map(([s, n]) => `${s} ${n}`).join(', ') : '';
       this.write(
         `  ${p.tenant.padEnd(8)} ${p.report.state} at ${took}` +
@@ -84,13 +87,14 @@ export class DemoRunPrinter {
   }
 }
 
-/** `4/10 fetch:billing retry 2, render 50% charts`: steps done, then what is in flight or retrying. */
+/** `4/10 fetch:billing retry 2, fetch:support snoozed, render 50% charts`: steps done, then what is in flight, retrying or snoozed. */
 function tenantLine(p: PipelineSnapshot): string {
   const done = p.steps.filter((j) => j.state === 'done').length;
   if (p.report.state !== 'waiting') return `${p.report.state} ${done}/${p.steps.length}`;
   const active = p.steps.flatMap((j) => {
     if (stateOf(j.state) === 'running') return [j.progress > 0 || j.currentStage ? `${j.ref} ${j.progress}% ${j.currentStage ?? ''}`.trim() : j.ref!];
     if (j.state === 'ready' && j.attempts > 0) return [`${j.ref} retry ${j.attempts + 1}`];
+    if (j.state === 'ready' && j.snoozes > 0) return [`${j.ref} snoozed`];
     return [];
   });
   return `${done}/${p.steps.length}${active.length ? ` ${active.join(', ')}` : ''}`;

@@ -11,6 +11,8 @@ export interface JobResponse {
   stage: string | null;
   attempts: number;
   maxAttempts: number;
+  /** Runs that ended with ctx.snooze (they spent no attempt). */
+  snoozes: number;
   result: unknown;
   error: string | null;
   parentId: number | null;
@@ -31,6 +33,7 @@ export function toJobResponse(job: JobView): JobResponse {
     stage: job.currentStage,
     attempts: job.attempts,
     maxAttempts: job.maxAttempts,
+    snoozes: job.snoozes,
     result: job.result,
     error: job.lastError,
     parentId: job.parentId,

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JobContext, JobHandler } from 'nestjs-sql-job-queue';
+import { JobContext, JobHandler, JobQueueService } from 'nestjs-sql-job-queue';
 import { fetchRef } from './report.graph';
 import type { AggregateResult, FetchArgs, FetchResult, NotifyResult, ParseResult, RenderResult, TenantArgs } from './report.types';
-import { FLAKY_SOURCE, sourceLatencyMs, sourceRows } from './source.simulator';
+import { EXPORT_READY_MS, EXPORT_SOURCE, FLAKY_SOURCE, sourceLatencyMs, sourceRows } from './source.simulator';
 
 const RENDER_STAGES = ['layout', 'charts', 'tables', 'pdf'] as const;
 
@@ -13,6 +13,8 @@ const RENDER_STAGES = ['layout', 'charts', 'tables', 'pdf'] as const;
  */
 @Injectable()
 export class ReportHandlers {
+  constructor(private readonly queue: JobQueueService) {}
+
   @JobHandler('fetch', { maxAttempts: 3, timeoutMs: 5_000 })
   async fetch({ tenant, source }: FetchArgs, ctx: JobContext): Promise<FetchResult> {
     ctx.log(`calling the ${source} API for ${tenant} (attempt ${ctx.attempt} of ${ctx.maxAttempts})`);
@@ -20,6 +22,13 @@ export class ReportHandlers {
     if (source === FLAKY_SOURCE && ctx.attempt === 1) {
       // Deterministic flakiness: the queue retries with backoff and the second attempt succeeds.
       throw new Error(`${source} API timed out (simulated; fails on the first attempt only)`);
+    }
+    // The export source answers its first request with "preparing, come back later". Not a
+    // failure: snoozing runs the job again after the delay without spending one of its 3
+    // attempts, and frees the worker slot meanwhile. The job's `snoozes` says which request this is.
+    if (source === EXPORT_SOURCE && (await this.queue.get(ctx.id))?.snoozes === 0) {
+      ctx.log(`${source} is preparing the export; snoozing ${EXPORT_READY_MS} ms`);
+      return ctx.snooze(EXPORT_READY_MS);
     }
     const rows = sourceRows(tenant, source);
     ctx.log(`${source} answered ${rows.length} rows`); // read with GET /jobs/:id/logs, or on the dashboard's job page

@@ -7,6 +7,13 @@ export const DEFAULT_SOURCES = ['crm', 'billing', 'support'] as const;
 /** The source whose API "drops the first request of every run": its fetch fails once, then succeeds. */
 export const FLAKY_SOURCE = 'billing';
 
+/**
+ * The source that prepares its data as an export: a fetch's first request starts it and is told
+ * to come back in EXPORT_READY_MS (the fetch snoozes); the request after that gets the rows.
+ */
+export const EXPORT_SOURCE = 'support';
+export const EXPORT_READY_MS = 800;
+
 /** Amounts a source returns for a tenant: five integers from 10 to 99. */
 export function sourceRows(tenant: string, source: string): number[] {
   let seed = hash(`${tenant}/${source}`);

@@ -76,7 +76,15 @@ describeDialects('sample app over HTTP', (db) => {
     // The flaky source failed once and succeeded on the retry; the others ran once.
     expect(a['fetch:billing']).toMatchObject({ attempts: 2, maxAttempts: 3 });
     expect(a['fetch:billing'].error).toMatch(/billing API timed out/);
-    expect(a['fetch:crm']).toMatchObject({ attempts: 1, error: null });
+    expect(a['fetch:crm']).toMatchObject({ attempts: 1, snoozes: 0, error: null });
+    // The export source snoozed once while its export was prepared: no attempt spent, both runs attempt 1.
+    expect(a['fetch:support']).toMatchObject({ attempts: 1, snoozes: 1, error: null });
+    expect((await http.get(`/jobs/${a['fetch:support'].id}/logs`)).body.logs.map((l: { attempt: number; message: string }) => [l.attempt, l.message])).toEqual([
+      [1, 'calling the support API for acme (attempt 1 of 3)'],
+      [1, 'support is preparing the export; snoozing 800 ms'],
+      [1, 'calling the support API for acme (attempt 1 of 3)'],
+      [1, `support answered ${rowsOf(a['fetch:support'])} rows`],
+    ]);
     // Its log (GET /jobs/:id/logs): both attempts' lines, in the order written.
     const log = await http.get(`/jobs/${a['fetch:billing'].id}/logs`);
     expect(log.status).toBe(200);
