@@ -22,6 +22,7 @@ const SHOTS = join(process.cwd(), '.test-tmp', 'dashboard-screenshots');
 /** Gate of the graph's first node: the test opens it once it has seen the node running. */
 let openGate: () => void = () => undefined;
 let gate = new Promise<void>((r) => (openGate = r));
+const sleepySnoozed = new Set<string>();
 const flakyFailed = new Set<number>();
 /** Runs of each `relogger` job so far: runs 1-3 fail (two attempts, then the first of a retry), run 4 succeeds. */
 const reloggerRuns = new Map<number, number>();
@@ -48,6 +49,17 @@ class BrowserSpecHandlers {
       throw new Error('flaky: first run fails on purpose');
     }
     return { recovered: true };
+  }
+
+  /** Snoozes for an hour on its first run (a source still preparing its data), then returns. */
+  @JobHandler('sleepy', { maxAttempts: 1 })
+  async sleepy(args: { token: string }, ctx: JobContext) {
+    // By a token of the test's, not the id: each dialect's database numbers its jobs from 1.
+    if (!sleepySnoozed.has(args.token)) {
+      sleepySnoozed.add(args.token);
+      ctx.snooze(3_600_000);
+    }
+    return { awake: true };
   }
 
   @JobHandler('logger', { maxAttempts: 1 })
@@ -252,6 +264,19 @@ describe('dashboard in a browser: chromium present', () => {
       await page.click('#run-now-job');
       await eventually('job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 20_000, 100);
       expect(await page.locator('#run-now-job').count()).toBe(0);
+
+      // A job that snoozed for an hour: its page says so, its attempt was given back; Run now wakes it.
+      const sleepy = await queue.enqueue({ type: 'sleepy', args: { token: `${Date.now()}-${Math.random()}` } });
+      await eventually('snoozed', async () => (await queue.get(sleepy.id))!.snoozes === 1, 20_000, 50);
+      await page.goto(`${base}/dashboard#/job/${sleepy.id}`);
+      await page.locator('#run-now-job').waitFor();
+      const facts = await page.locator('dl.facts').first().innerText();
+      expect(facts).toMatch(/attempts\s+0 of 1/);
+      expect(facts).toMatch(/snoozed\s+once/);
+      await page.screenshot({ path: join(shots, 'job-snoozed.png') });
+      await page.click('#run-now-job');
+      await eventually('job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 20_000, 100);
+      expect(await queue.get(sleepy.id)).toMatchObject({ state: 'done', attempts: 1, snoozes: 1 });
 
       const later = await queue.enqueue({ type: 'step', runAfter: new Date(Date.now() + 3_600_000) });
       await page.goto(`${base}/dashboard#/job/${later.id}`);
