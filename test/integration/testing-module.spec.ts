@@ -4,7 +4,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { InvalidOptionError, JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService, type JobContext } from '../../lib';
+import { InvalidOptionError, JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService, SnoozeJobError, type JobContext } from '../../lib';
 import {
   DrainStuckError,
   DrainTimeoutError,
@@ -19,6 +19,7 @@ import type { SqlResult } from '../../lib/database/sql-executor';
 
 let release: () => void = () => undefined;
 let flakyFailed = false;
+let exportReady = false;
 
 @Injectable()
 class Handlers {
@@ -52,6 +53,13 @@ class Handlers {
   async aborts(_args: unknown, ctx: JobContext): Promise<boolean> {
     if (!ctx.signal.aborted) await new Promise((r) => { ctx.signal.addEventListener('abort', r, { once: true }); setTimeout(r, 50); });
     return ctx.signal.aborted;
+  }
+
+  /** Snoozes for a minute until the test says its export is ready. */
+  @JobHandler('snoozy')
+  async snoozy(_args: unknown, ctx: JobContext): Promise<string> {
+    if (!exportReady) ctx.snooze(60_000);
+    return 'exported';
   }
 }
 
@@ -203,6 +211,30 @@ describe('[sqlite] JobQueueTestingModule', () => {
       expect(timedOut.message).toMatch(/did not settle within 300 ms; still open: 1 running 'hang' job/);
       release();
       await tester.drain();
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it('a snoozing handler: run() rejects with SnoozeJobError; drain() runs it again at once, until it stops snoozing or the timeout', async () => {
+    const { moduleRef, queue, tester } = await boot();
+    try {
+      exportReady = false;
+      const snoozed = (await tester.run('snoozy').catch((e) => e)) as SnoozeJobError;
+      expect(snoozed).toBeInstanceOf(SnoozeJobError);
+      expect(snoozed.delayMs).toBe(60_000);
+      const job = await queue.enqueue({ type: 'snoozy' });
+      // Left alone, it sleeps for its minute.
+      expect(await tester.drain({ runDelayed: false })).toEqual({ ready: 1 });
+      expect((await queue.get(job.id))!).toMatchObject({ state: 'ready', attempts: 0, snoozes: 1 });
+      const timedOut = await tester.drain({ timeoutMs: 300 }).catch((e) => e);
+      expect(timedOut).toBeInstanceOf(DrainTimeoutError);
+      expect(timedOut.message).toMatch(/'snoozy'/);
+      exportReady = true;
+      expect(await tester.drain()).toEqual({ done: 1 });
+      const done = (await queue.get(job.id))!;
+      expect(done).toMatchObject({ state: 'done', attempts: 1, result: 'exported' });
+      expect(done.snoozes).toBeGreaterThan(1);
     } finally {
       await moduleRef.close();
     }
