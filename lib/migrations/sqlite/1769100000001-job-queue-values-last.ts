@@ -23,24 +23,14 @@ export class JobQueueValuesLastSqlite1769100000001 extends JobQueueMigration {
   protected readonly downSql = [];
 
   override async up(queryRunner: QueryRunner): Promise<void> {
-    // All or nothing, also when an application runs it outside a transaction (TypeORM's
-    // migrationsTransactionMode 'none'): a savepoint there is a transaction of its own.
-    await queryRunner.query(`SAVEPOINT job_queue_values_last`);
-    try {
-      await rebuildJobs(queryRunner, JOBS_VALUES_LAST);
-    } catch (err) {
-      await queryRunner.query(`ROLLBACK TO job_queue_values_last`).catch(() => undefined);
-      throw err;
-    } finally {
-      await queryRunner.query(`RELEASE job_queue_values_last`).catch(() => undefined);
-    }
+    await rebuildJobsAtomically(queryRunner, 'job_queue_values_last', JOBS_VALUES_LAST);
   }
 
   // The old order was only slower, never different to a reader: nothing to undo.
   override async down(): Promise<void> {}
 }
 
-const JOBS_VALUES_LAST = `CREATE TABLE jobs_rebuilt (
+export const JOBS_VALUES_LAST = `CREATE TABLE jobs_rebuilt (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       state TEXT NOT NULL CHECK (state IN ('waiting', 'ready', 'leased', 'running', 'done', 'failed', 'cancelled')),
       type TEXT NOT NULL,
@@ -73,7 +63,7 @@ const JOBS_VALUES_LAST = `CREATE TABLE jobs_rebuilt (
       args TEXT NOT NULL
     )`;
 
-const JOBS_COLUMNS = [
+export const JOBS_COLUMNS = [
   'id', 'state', 'type', 'group_key', 'priority', 'weight', 'run_after', 'parent_id', 'is_container', 'pending_deps',
   'pending_children', 'failed_children', 'attempts', 'max_attempts', 'timeout_ms', 'progress', 'lease_expires',
   'heartbeat_at', 'created_at', 'started_at', 'finished_at', 'updated_at', 'lease_owner', 'ref', 'job_key',
@@ -86,8 +76,27 @@ const DEPS_REBUILT = `CREATE TABLE job_deps_rebuilt (
       PRIMARY KEY (job_id, depends_on_id)
     ) WITHOUT ROWID`;
 
-/** Rebuilds `jobs` (and `job_deps`, which references it) with the table text given. */
-async function rebuildJobs(qr: QueryRunner, createJobs: string): Promise<void> {
+/**
+ * rebuildJobs all or nothing, also when an application runs migrations outside a transaction
+ * (TypeORM's migrationsTransactionMode 'none'): a savepoint there is a transaction of its own.
+ */
+export async function rebuildJobsAtomically(qr: QueryRunner, savepoint: string, createJobs: string, columns = JOBS_COLUMNS): Promise<void> {
+  await qr.query(`SAVEPOINT ${savepoint}`);
+  try {
+    await rebuildJobs(qr, createJobs, columns);
+  } catch (err) {
+    await qr.query(`ROLLBACK TO ${savepoint}`).catch(() => undefined);
+    throw err;
+  } finally {
+    await qr.query(`RELEASE ${savepoint}`).catch(() => undefined);
+  }
+}
+
+/**
+ * Rebuilds `jobs` (and `job_deps`, which references it) with the table text given, copying
+ * `columns` (the old table's; a column only the new text has takes its default).
+ */
+async function rebuildJobs(qr: QueryRunner, createJobs: string, columns = JOBS_COLUMNS): Promise<void> {
   // Everything that names either table, to recreate after: the tables' own indexes, and every
   // trigger and view (a rename checks them all, and one naming the dropped table would fail it).
   const dependents: Array<{ type: string; name: string; sql: string }> = await qr.query(
@@ -98,7 +107,7 @@ async function rebuildJobs(qr: QueryRunner, createJobs: string): Promise<void> {
   for (const d of dependents) if (d.type !== 'index') await qr.query(`DROP ${d.type.toUpperCase()} "${d.name.replace(/"/g, '""')}"`);
 
   await qr.query(createJobs);
-  await qr.query(`INSERT INTO jobs_rebuilt (${JOBS_COLUMNS}) SELECT ${JOBS_COLUMNS} FROM jobs ORDER BY id`);
+  await qr.query(`INSERT INTO jobs_rebuilt (${columns}) SELECT ${columns} FROM jobs ORDER BY id`);
   // Ids are never reused: the counter goes on from the old table's, which can be past max(id).
   await qr.query(`DELETE FROM sqlite_sequence WHERE name = 'jobs_rebuilt'`);
   await qr.query(
