@@ -10,11 +10,11 @@
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { JobHandler, JobQueueModule, type Dialect, type GraphNode, type JobContext, type JobQueueModuleOptions } from 'nestjs-sql-job-queue';
 import { withDatabase } from './lib/databases';
 import { bootOurs, ourOptions } from './lib/ours/our-app';
 import { idRange, OurRows } from './lib/ours/our-rows';
+import { timeWorkerPass } from './lib/ours/worker-pass';
 
 let failEvery = 20;
 let attempts = 0;
@@ -49,27 +49,14 @@ async function main(): Promise<void> {
       const range = idRange(ids);
       @Module({ imports: [JobQueueModule.forRoot(ourOptions(dialect, db.location, { prefetch }))], providers: [MixJobs] })
       class WorkerModule {}
-      const cpu = process.cpuUsage();
-      const worker = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error', 'warn'] });
-      let first = 0;
-      try {
-        for (;;) {
-          await new Promise((r) => setTimeout(r, 20));
-          if (!first && attempts) first = performance.now();
-          if ((await rows.open(range, 'mix')) === 0) break;
-        }
-      } finally {
-        await worker.close();
-      }
-      const ms = performance.now() - first;
-      const used = process.cpuUsage(cpu);
+      const { ms, cpuUs } = await timeWorkerPass(WorkerModule, rows, range, 'mix', () => attempts > 0);
       const failed = failEvery === 0 ? 0 : Math.floor((jobs - 1) / failEvery) + 1;
       const states = await rows.states(range, 'mix');
       if (attempts !== jobs || (states.failed ?? 0) !== failed || (states.done ?? 0) !== jobs - failed) {
         throw new Error(`expected ${jobs} attempts, ${failed} failed and the rest done, got ${attempts} attempts and ${JSON.stringify(states)}`);
       }
       process.stdout.write(
-        `${JSON.stringify({ dialect, jobs, failEvery, prefetch, jobsPerS: Math.round((jobs / ms) * 1_000), cpuUsPerJob: Math.round((used.user + used.system) / jobs) })}\n`,
+        `${JSON.stringify({ dialect, jobs, failEvery, prefetch, jobsPerS: Math.round((jobs / ms) * 1_000), cpuUsPerJob: Math.round(cpuUs / jobs) })}\n`,
       );
     } finally {
       await enqueuer.close();

@@ -8,11 +8,11 @@
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { JobHandler, JobQueueModule, type Dialect, type GraphNode, type JobContext, type JobQueueModuleOptions } from 'nestjs-sql-job-queue';
 import { withDatabase } from './lib/databases';
 import { bootOurs, ourOptions } from './lib/ours/our-app';
 import { idRange, OurRows } from './lib/ours/our-rows';
+import { timeWorkerPass } from './lib/ours/worker-pass';
 
 let mode: 'snooze' | 'retry' = 'snooze';
 let runs = 0;
@@ -55,24 +55,11 @@ async function main(): Promise<void> {
         providers: [TwiceJobs],
       })
       class WorkerModule {}
-      const cpu = process.cpuUsage();
-      const worker = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error', 'warn'] });
-      let first = 0;
-      try {
-        for (;;) {
-          await new Promise((r) => setTimeout(r, 20));
-          if (!first && runs) first = performance.now();
-          if ((await rows.open(range, 'twice')) === 0) break;
-        }
-      } finally {
-        await worker.close();
-      }
-      const ms = performance.now() - first;
-      const used = process.cpuUsage(cpu);
+      const { ms, cpuUs } = await timeWorkerPass(WorkerModule, rows, range, 'twice', () => runs > 0);
       const states = await rows.states(range, 'twice');
       if (runs !== 2 * jobs || (states.done ?? 0) !== jobs) throw new Error(`expected ${2 * jobs} runs and ${jobs} done, got ${runs} runs and ${JSON.stringify(states)}`);
       process.stdout.write(
-        `${JSON.stringify({ mode, dialect, jobs, prefetch, runsPerS: Math.round((runs / ms) * 1_000), cpuUsPerRun: Math.round((used.user + used.system) / runs) })}\n`,
+        `${JSON.stringify({ mode, dialect, jobs, prefetch, runsPerS: Math.round((runs / ms) * 1_000), cpuUsPerRun: Math.round(cpuUs / runs) })}\n`,
       );
     } finally {
       await enqueuer.close();
