@@ -115,10 +115,14 @@ export interface JobDetail {
   updatedAt: string;
 }
 
-/** A line a handler wrote with `ctx.log()`: `at` is ISO 8601, `message` at most 2,000 characters. */
+/**
+ * A line a handler wrote with `ctx.log()` (level `info`) or the error an attempt failed with
+ * (level `error`): `at` is ISO 8601, `message` at most 2,000 characters.
+ */
 export interface LogLine {
   attempt: number;
   at: string;
+  level: 'info' | 'error';
   message: string;
 }
 

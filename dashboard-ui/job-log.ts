@@ -88,7 +88,7 @@ export class JobLog {
   /** Whether `lines` begin with the tail on screen, i.e. only add to it. */
   private continues(lines: LogLine[]): boolean {
     if (lines.length < this.tail.length) return false;
-    return this.tail.every((l, i) => l.attempt === lines[i].attempt && l.at === lines[i].at && l.message === lines[i].message);
+    return this.tail.every((l, i) => l.attempt === lines[i].attempt && l.at === lines[i].at && l.level === lines[i].level && l.message === lines[i].message);
   }
 
   private show(page: LogPage): true {
@@ -102,12 +102,15 @@ export class JobLog {
   private row(line: LogLine): HTMLTableRowElement {
     const first = line.attempt !== this.lastAttempt && this.lastAttempt !== 0;
     this.lastAttempt = line.attempt;
+    const error = line.level === 'error';
+    const classes = [first ? 'attempt-start' : '', error ? 'log-level-error' : ''].filter(Boolean).join(' ');
     return h(
       'tr',
-      { 'data-attempt': line.attempt, class: first ? 'attempt-start' : null },
+      { 'data-attempt': line.attempt, 'data-level': line.level, class: classes || null },
       h('td', {}, line.attempt),
       h('td', { class: 'nowrap', title: line.at }, clock(line.at)),
-      h('td', { class: 'log-message' }, line.message),
+      // The error an attempt failed with (written with the failure): marked, not only coloured.
+      h('td', { class: 'log-message' }, ...(error ? [h('span', { class: 'badge log-level-badge' }, 'failed'), ' '] : []), line.message),
     );
   }
 

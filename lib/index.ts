@@ -25,7 +25,7 @@ export { Recurring, type RecurringArgs, type RecurringOptions } from './recurrin
 export type { Backfill, ScheduleInput } from './recurring/schedule-definition';
 export type { ScheduleView } from './recurring/schedule-view';
 export type { FindSchedulesResult, ScheduleFilter } from './recurring/schedule-filter';
-export type { JobLogLine, JobLogPage, JobLogQuery } from './logs/job-log.types';
+export type { JobLogLevel, JobLogLine, JobLogPage, JobLogQuery } from './logs/job-log.types';
 export {
   JobCancelledError,
   JobTimeoutError,

@@ -1,4 +1,5 @@
 import { InvalidQueryError } from '../errors/query.errors';
+import { JOB_LOG_LEVELS, type JobLogLevel } from '../logs/job-log.types';
 import type { JobFilter } from '../query/job-filter';
 import type { ScheduleFilter } from '../recurring/schedule-filter';
 
@@ -67,19 +68,26 @@ export function parseSchedulesQuery(raw: Record<string, unknown> | null | undefi
 
 export interface DashboardLogsQuery {
   attempt?: number;
+  level?: JobLogLevel;
   limit: number;
   cursor?: string;
 }
 
 /**
- * The job log's query string (pure): `attempt` (a positive integer), `limit` (1–200, default
- * 200), `cursor`. getLogs validates the cursor itself (a forged one is InvalidCursorError, 400).
+ * The job log's query string (pure): `attempt` (a positive integer), `level` (`info` or `error`),
+ * `limit` (1–200, default 200), `cursor`. getLogs validates the cursor itself (a forged one is
+ * InvalidCursorError, 400).
  */
 export function parseLogsQuery(raw: Record<string, unknown> | null | undefined): DashboardLogsQuery {
   const field = fieldReader(raw);
   const query: DashboardLogsQuery = { limit: pageLimit(field('limit'), MAX_DASHBOARD_LOG_PAGE, MAX_DASHBOARD_LOG_PAGE) };
   const attempt = field('attempt');
   if (attempt) query.attempt = positiveInt(attempt, 'attempt');
+  const level = field('level');
+  if (level) {
+    if (!JOB_LOG_LEVELS.includes(level as JobLogLevel)) throw new InvalidQueryError('level', `one of ${JOB_LOG_LEVELS.join(', ')}`, level);
+    query.level = level as JobLogLevel;
+  }
   const cursor = field('cursor');
   if (cursor) query.cursor = cursor;
   return query;

@@ -183,7 +183,7 @@ export class DashboardService {
   async logs(id: number, query: Record<string, unknown>): Promise<{ logs: LogLineView[]; nextCursor: string | null }> {
     const page = await this.queue.getLogs(id, parseLogsQuery(query));
     return {
-      logs: page.logs.map((line) => ({ attempt: line.attempt, at: line.at.toISOString(), message: line.message })),
+      logs: page.logs.map((line) => ({ attempt: line.attempt, at: line.at.toISOString(), level: line.level, message: line.message })),
       nextCursor: page.nextCursor,
     };
   }

@@ -1,6 +1,7 @@
 import { sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
+import { errorLinesStatement } from '../logs/error-lines.sql';
 import { storableErrorText } from './error-text';
 import { takeBatch } from './take-batch';
 import { toSettled, type SettledJob } from './settled-job';
@@ -24,7 +25,8 @@ export interface FailOutcome {
 /**
  * Records failed attempts: back to `ready` after a backoff while attempts remain, else
  * `failed`. `guard` selects the rows allowed to change (this worker's running job, or a
- * sweep's expired or overdue one), so a job is never failed twice for one attempt.
+ * sweep's expired or overdue one), so a job is never failed twice for one attempt. Each attempt
+ * written leaves its error as a line of the job's log (errorLinesStatement).
  *
  * One statement per slice of at most FAILS_PER_STATEMENT jobs and about FAIL_TEXT_PER_STATEMENT
  * characters of error text, each job's text and delay chosen by id: a statement per job made
@@ -53,6 +55,7 @@ export async function failAttempts(tx: SqlExecutor, items: FailedAttempt[], guar
       sql`id IN (${sql.list(slice.map((item) => item.id))}) AND ${guard}`,
       sql`id, parent_id, attempts, max_attempts`,
     );
+    if (rows.length) await tx.run(errorLinesStatement(d, rows.map((row) => Number(row.id))));
     const final = new Set(finals);
     for (const row of [...rows].sort((a, b) => Number(a.id) - Number(b.id))) {
       if (!final.has(Number(row.id)) && Number(row.attempts) < Number(row.max_attempts)) out.retried.push(Number(row.id));

@@ -40,12 +40,13 @@ function insertStatement(d: SqlDialect, jobId: number, lines: readonly PendingLo
  * Up to `limit` lines of a job written after line `afterId`, in the order written. By id, not by
  * attempt: a retry starts the attempts over at 1, and its lines come after the earlier ones.
  */
-export async function readLogLines(db: SqlExecutor, jobId: number, attempt: number | null, afterId: number | null, limit: number): Promise<Row[]> {
+export async function readLogLines(db: SqlExecutor, jobId: number, attempt: number | null, level: string | null, afterId: number | null, limit: number): Promise<Row[]> {
   const d = db.dialect;
   const onlyAttempt = attempt === null ? sql`` : sql` AND attempt = ${attempt}`;
+  const onlyLevel = level === null ? sql`` : sql` AND level = ${level}`;
   const after = afterId === null ? sql`` : sql` AND id > ${afterId}`;
-  const { rows } = await db.run(sql`SELECT id, attempt, ${d.selectTime('logged_at')} AS logged_at, message FROM job_logs
-    WHERE job_id = ${jobId}${after}${onlyAttempt} ORDER BY id LIMIT ${limit}`);
+  const { rows } = await db.run(sql`SELECT id, attempt, ${d.selectTime('logged_at')} AS logged_at, level, message FROM job_logs
+    WHERE job_id = ${jobId}${after}${onlyAttempt}${onlyLevel} ORDER BY id LIMIT ${limit}`);
   return rows;
 }
 

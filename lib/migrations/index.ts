@@ -87,6 +87,9 @@ import { JobQueueLogsMysql1769300000001 } from './mysql/1769300000001-job-queue-
 import { JobQueueSnoozesMysql1769400000001 } from './mysql/1769400000001-job-queue-snoozes';
 import { JobQueueLogsSqlite1769300000001 } from './sqlite/1769300000001-job-queue-logs';
 import { JobQueueSnoozesSqlite1769400000001 } from './sqlite/1769400000001-job-queue-snoozes';
+import { JobQueueErrorLinesPostgres1769500000001 } from './postgres/1769500000001-job-queue-error-lines';
+import { JobQueueErrorLinesMysql1769500000001 } from './mysql/1769500000001-job-queue-error-lines';
+import { JobQueueErrorLinesSqlite1769500000001 } from './sqlite/1769500000001-job-queue-error-lines';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -130,6 +133,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePausedWritesPostgres1769200000002,
     JobQueueLogsPostgres1769300000001,
     JobQueueSnoozesPostgres1769400000001,
+    JobQueueErrorLinesPostgres1769500000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -157,6 +161,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueScheduleDeclarationsMysql1769000000001,
     JobQueueLogsMysql1769300000001,
     JobQueueSnoozesMysql1769400000001,
+    JobQueueErrorLinesMysql1769500000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -181,6 +186,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueuePausedWritesSqlite1769100000002,
     JobQueueLogsSqlite1769300000001,
     JobQueueSnoozesSqlite1769400000001,
+    JobQueueErrorLinesSqlite1769500000001,
   ],
 };
 

@@ -80,7 +80,7 @@ export class DemoRunPrinter {
         `     curl -s localhost:${port}/stats\n` +
         `     curl -s -X POST localhost:${port}/pipelines -H 'content-type: application/json' -d '{"tenant":"initech"}'\n` +
         `     curl -s localhost:${port}/jobs/${pipelines[0]?.report.id ?? 1}\n` +
-        (retried ? `     curl -s localhost:${port}/jobs/${retried.id}/logs   # what ${retried.ref} logged (ctx.log) over its ${retried.attempts} attempts\n` : '') +
+        (retried ? `     curl -s localhost:${port}/jobs/${retried.id}/logs   # what ${retried.ref} logged (ctx.log) over its ${retried.attempts} attempts, and why attempt 1 failed\n` : '') +
         `     curl -s 'localhost:${port}/jobs?type=render&group=acme&limit=5'\n` +
         `     curl -s -X POST localhost:${port}/pause -H 'content-type: application/json' -d '{"type":"render"}'   # then the same to /resume\n\n`,
     );

@@ -28,7 +28,7 @@ export class JobsController {
     return toJobResponse(job);
   }
 
-  /** `GET /jobs/:id/logs?attempt=2&limit=100&cursor=…`: the lines its handler wrote with `ctx.log()`, in the order written. */
+  /** `GET /jobs/:id/logs?attempt=2&level=error&limit=100&cursor=…`: the lines its handler wrote with `ctx.log()` and its failed attempts' errors, in the order written. */
   @Get(':id/logs')
   async logs(@Param('id', JobIdPipe) id: number, @Query() query: Record<string, unknown>): Promise<JobLogPage> {
     return this.queue.getLogs(id, parseLogsQuery(query));

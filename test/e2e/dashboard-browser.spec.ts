@@ -384,15 +384,19 @@ describe('dashboard in a browser: chromium present', () => {
       const job = await queue.enqueue({ type: 'relogger' });
       await page.goto(`${base}/dashboard#/job/${job.id}`);
       const rows = page.locator('#job-log-lines tbody tr');
-      const shown = () => rows.evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute('data-attempt')}: ${tr.lastElementChild!.textContent}`));
+      // An attempt's error (level error, written with the failure) is marked "failed"; its stack is cut here.
+      const shown = () => rows.evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute('data-attempt')}: ${tr.lastElementChild!.textContent!.split('\n')[0]}`));
       await eventually('job page shows failed', async () => (await page.locator('.job-head .badge').textContent()) === 'failed', 30_000, 100);
-      await eventually('both attempts’ lines', async () => (await shown()).length === 2, 20_000, 100);
-      expect(await shown()).toEqual(['1: run 1', '2: run 2']);
+      await eventually('both attempts’ lines and errors', async () => (await shown()).length === 4, 20_000, 100);
+      expect(await shown()).toEqual(['1: run 1', '1: failed Error: run 1 fails on purpose', '2: run 2', '2: failed Error: run 2 fails on purpose']);
+      expect(await page.locator('#job-log-lines tr.log-level-error').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-level')))).toEqual(['error', 'error']);
       await page.click('#retry-job');
       await eventually('job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 30_000, 100);
       // In the order written: the retry's attempts 1 and 2 after the first run's.
-      await eventually('the log in getLogs’ order', async () => (await shown()).join() === '1: run 1,2: run 2,1: run 3,2: run 4', 20_000, 100);
-      expect((await queue.getLogs(job.id)).logs.map((l) => `${l.attempt}: ${l.message}`)).toEqual(await shown());
+      const fails = (run: number) => `failed Error: run ${run} fails on purpose`;
+      const order = ['1: run 1', `1: ${fails(1)}`, '2: run 2', `2: ${fails(2)}`, '1: run 3', `1: ${fails(3)}`, '2: run 4'];
+      await eventually('the log in getLogs’ order', async () => (await shown()).join() === order.join(), 20_000, 100);
+      expect((await queue.getLogs(job.id)).logs.map((l) => `${l.attempt}: ${l.level === 'error' ? 'failed ' : ''}${l.message.split('\n')[0]}`)).toEqual(await shown());
       expect(await page.locator('#job-log-lines tr.attempt-start').count()).toBe(3); // a rule wherever the attempt changes
       await page.locator('#job-log').screenshot({ path: join(shots, 'job-log-retried.png') });
 
@@ -410,7 +414,7 @@ describe('dashboard in a browser: chromium present', () => {
       try {
         await page.goto(`${base}/dashboard#/`);
         await page.goto(`${base}/dashboard#/job/${job.id}`);
-        await eventually('the altered page', async () => (await shown()).join() === '1: stale run 1,2: stale run 2', 20_000, 50);
+        await eventually('the altered page', async () => (await shown()).join() === `1: stale run 1,1: failed stale Error: run 1 fails on purpose`, 20_000, 50);
         await eventually('the real log again', async () => (await shown()).join() === real.join(), 20_000, 100);
       } finally {
         await page.unroute('**/api/jobs/*/logs*');

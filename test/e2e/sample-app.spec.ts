@@ -85,16 +85,21 @@ describeDialects('sample app over HTTP', (db) => {
       [1, 'calling the support API for acme (attempt 1 of 3)'],
       [1, `support answered ${rowsOf(a['fetch:support'])} rows`],
     ]);
-    // Its log (GET /jobs/:id/logs): both attempts' lines, in the order written.
+    // Its log (GET /jobs/:id/logs): both attempts' lines and the first one's error, in the order written.
     const log = await http.get(`/jobs/${a['fetch:billing'].id}/logs`);
     expect(log.status).toBe(200);
     expect(log.body.nextCursor).toBeNull();
-    expect(log.body.logs.map((l: { attempt: number; message: string }) => [l.attempt, l.message])).toEqual([
-      [1, 'calling the billing API for acme (attempt 1 of 3)'],
-      [2, 'calling the billing API for acme (attempt 2 of 3)'],
-      [2, `billing answered ${rowsOf(a['fetch:billing'])} rows`],
+    const timedOut = 'Error: billing API timed out (simulated; fails on the first attempt only)';
+    expect(log.body.logs.map((l: { attempt: number; level: string; message: string }) => [l.attempt, l.level, l.message.split('\n')[0]])).toEqual([
+      [1, 'info', 'calling the billing API for acme (attempt 1 of 3)'],
+      [1, 'error', timedOut],
+      [2, 'info', 'calling the billing API for acme (attempt 2 of 3)'],
+      [2, 'info', `billing answered ${rowsOf(a['fetch:billing'])} rows`],
     ]);
-    expect(Date.parse(log.body.logs[0].at)).toBeLessThanOrEqual(Date.parse(log.body.logs[1].at));
+    expect(Date.parse(log.body.logs[0].at)).toBeLessThanOrEqual(Date.parse(log.body.logs[2].at));
+    // The error history alone (?level=error): one line per failed attempt.
+    const errors = await http.get(`/jobs/${a['fetch:billing'].id}/logs?level=error`);
+    expect(errors.body.logs.map((l: { attempt: number; message: string }) => [l.attempt, l.message.split('\n')[0]])).toEqual([[1, timedOut]]);
     const attempt2 = await http.get(`/jobs/${a['fetch:billing'].id}/logs?attempt=2&limit=1`);
     expect(attempt2.body.logs).toHaveLength(1);
     const rest = await http.get(`/jobs/${a['fetch:billing'].id}/logs?attempt=2&limit=1&cursor=${attempt2.body.nextCursor}`);
@@ -145,7 +150,7 @@ describeDialects('sample app over HTTP', (db) => {
       expect(await http.get(`/jobs/${id}`)).toMatchObject({ status: 400, body: { message: expect.stringMatching(/positive integer/) } });
     }
     expect(await http.get('/jobs/987654/logs')).toMatchObject({ status: 404, body: { error: 'JOB_NOT_FOUND' } });
-    for (const query of ['limit=0', 'limit=5000', 'limit=x', 'attempt=0', 'colour=red', 'cursor=forged']) {
+    for (const query of ['limit=0', 'limit=5000', 'limit=x', 'attempt=0', 'colour=red', 'cursor=forged', 'level=warn', 'level=error&level=info']) {
       expect({ query, status: (await http.get(`/jobs/1/logs?${query}`)).status }).toEqual({ query, status: 400 });
     }
     expect((await http.get('/stats')).body.byState.waiting).toBe(0); // nothing was enqueued by the bad requests

@@ -228,7 +228,7 @@ describeDialects('dashboard API', (db) => {
       expect(new Date(l.at).getTime()).toBeGreaterThanOrEqual(before - 1_000);
       expect(new Date(l.at).getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
     }
-    expect(Object.keys(seen[0]).sort()).toEqual(['at', 'attempt', 'message']);
+    expect(Object.keys(seen[0]).sort()).toEqual(['at', 'attempt', 'level', 'message']);
     // A smaller page on request; never more than 200.
     const small = asAny(await (await get(`/api/jobs/${job.id}/logs?limit=20`)).json());
     expect([small.logs.length, small.logs[19].message, typeof small.nextCursor]).toEqual([20, 'line 19', 'string']);
@@ -245,14 +245,16 @@ describeDialects('dashboard API', (db) => {
     const job = await d.queue.enqueue({ type: 'chatty', args: { lines: ['a', 'b'], failFirst: true } });
     expect((await d.queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('done');
     const all = asAny(await (await get(`/api/jobs/${job.id}/logs`)).json());
-    expect(all.logs.map((l: { attempt: number; message: string }) => [l.attempt, l.message])).toEqual([
-      [1, 'a (attempt 1)'],
-      [1, 'b (attempt 1)'],
-      [2, 'a (attempt 2)'],
-      [2, 'b (attempt 2)'],
+    expect(all.logs.map((l: { attempt: number; level: string; message: string }) => [l.attempt, l.level, l.message.split('\n')[0]])).toEqual([
+      [1, 'info', 'a (attempt 1)'],
+      [1, 'info', 'b (attempt 1)'],
+      [1, 'error', 'Error: first attempt fails on purpose'], // the attempt's error, written with its failure
+      [2, 'info', 'a (attempt 2)'],
+      [2, 'info', 'b (attempt 2)'],
     ]);
     const second = asAny(await (await get(`/api/jobs/${job.id}/logs?attempt=2`)).json());
-    expect(second).toEqual({ logs: all.logs.slice(2), nextCursor: null });
+    expect(second).toEqual({ logs: all.logs.slice(3), nextCursor: null });
+    expect(asAny(await (await get(`/api/jobs/${job.id}/logs?level=error`)).json())).toEqual({ logs: [all.logs[2]], nextCursor: null });
     expect(asAny(await (await get(`/api/jobs/${job.id}/logs?attempt=3`)).json())).toEqual({ logs: [], nextCursor: null });
   });
 
@@ -275,7 +277,7 @@ describeDialects('dashboard API', (db) => {
       const res = await get(`${path}${new URLSearchParams({ cursor })}`);
       expect([path, res.status, asAny(await res.json()).error]).toEqual([path, 400, 'INVALID_CURSOR']);
     }
-    for (const bad of ['limit=0', 'limit=201', 'limit=abc', 'attempt=0', 'attempt=-1', 'attempt=1.5', 'attempt=x', 'cursor=a&cursor=b', 'attempt=1&attempt=2']) {
+    for (const bad of ['limit=0', 'limit=201', 'limit=abc', 'attempt=0', 'attempt=-1', 'attempt=1.5', 'attempt=x', 'cursor=a&cursor=b', 'attempt=1&attempt=2', 'level=warn', 'level=ERROR', 'level=error&level=info']) {
       const res = await get(`/api/jobs/${job.id}/logs?${bad}`);
       const body = asAny(await res.json());
       expect([bad, res.status, body.error]).toEqual([bad, 400, 'INVALID_QUERY']);

@@ -79,7 +79,7 @@ describeDialects('job logs', (db) => {
   beforeEach(() => resetTables(app));
 
   const allLines = async (id: number, attempt?: number) => {
-    const out: Array<{ attempt: number; at: Date; message: string }> = [];
+    const out: Array<{ attempt: number; at: Date; level: string; message: string }> = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
@@ -96,12 +96,14 @@ describeDialects('job logs', (db) => {
     expect(await app.queue.waitFor(job.id, { timeoutMs: 30_000 })).toMatchObject({ state: 'done', attempts: 2 });
     const { logs, nextCursor } = await app.queue.getLogs(job.id);
     expect(nextCursor).toBeNull();
-    expect(logs.map((l) => [l.attempt, l.message])).toEqual([
-      [1, 'attempt 1 line 0'], [1, 'attempt 1 line 1'], [1, 'attempt 1 line 2'],
-      [2, 'attempt 2 line 0'], [2, 'attempt 2 line 1'], [2, 'attempt 2 line 2'],
+    // The failed first attempt's error follows its lines (written with the failure, level error).
+    expect(logs.map((l) => [l.attempt, l.level, l.message.split('\n')[0]])).toEqual([
+      [1, 'info', 'attempt 1 line 0'], [1, 'info', 'attempt 1 line 1'], [1, 'info', 'attempt 1 line 2'],
+      [1, 'error', 'Error: the first attempt fails'],
+      [2, 'info', 'attempt 2 line 0'], [2, 'info', 'attempt 2 line 1'], [2, 'info', 'attempt 2 line 2'],
     ]);
     for (const l of logs) expect(Math.abs(l.at.getTime() - Date.now())).toBeLessThan(60_000);
-    expect(logs[3].at.getTime()).toBeGreaterThanOrEqual(logs[2].at.getTime());
+    expect(logs[4].at.getTime()).toBeGreaterThanOrEqual(logs[2].at.getTime());
     expect((await app.queue.getLogs(job.id, { attempt: 2 })).logs.map((l) => l.message)).toEqual(['attempt 2 line 0', 'attempt 2 line 1', 'attempt 2 line 2']);
     expect((await app.queue.getLogs(job.id, { attempt: 3 })).logs).toEqual([]);
   });
@@ -112,7 +114,8 @@ describeDialects('job logs', (db) => {
     await app.queue.retry(job.id);
     expect((await app.queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('done');
     const { lines } = await allLines(job.id);
-    expect(lines.map((l) => [l.attempt, l.message])).toEqual([[1, 'run 1, attempt 1'], [2, 'run 2, attempt 2'], [1, 'run 3, attempt 1']]);
+    const fails = expect.stringMatching(/^Error: fails\n/);
+    expect(lines.map((l) => [l.attempt, l.message])).toEqual([[1, 'run 1, attempt 1'], [1, fails], [2, 'run 2, attempt 2'], [2, fails], [1, 'run 3, attempt 1']]);
     const pages: string[] = [];
     let cursor: string | null = null;
     do {
@@ -120,8 +123,10 @@ describeDialects('job logs', (db) => {
       pages.push(...page.logs.map((l) => l.message));
       cursor = page.nextCursor;
     } while (cursor);
-    expect(pages).toEqual(['run 1, attempt 1', 'run 2, attempt 2', 'run 3, attempt 1']);
-    expect((await app.queue.getLogs(job.id, { attempt: 1 })).logs.map((l) => l.message)).toEqual(['run 1, attempt 1', 'run 3, attempt 1']);
+    expect(pages).toEqual(['run 1, attempt 1', fails, 'run 2, attempt 2', fails, 'run 3, attempt 1']);
+    expect((await app.queue.getLogs(job.id, { attempt: 1 })).logs.map((l) => l.message)).toEqual(['run 1, attempt 1', fails, 'run 3, attempt 1']);
+    // The error history of both runs: one line per failed attempt.
+    expect((await app.queue.getLogs(job.id, { level: 'error' })).logs.map((l) => [l.attempt, l.level])).toEqual([[1, 'error'], [2, 'error']]);
   });
 
   it('pages a long log by cursor without gaps or repeats; stores maxLogLines lines an attempt, then a notice', async () => {
@@ -145,6 +150,7 @@ describeDialects('job logs', (db) => {
     const first = await app.queue.getLogs(full.id, { limit: 10 });
     await expect(app.queue.getLogs(over.id, { limit: 10, cursor: first.nextCursor })).rejects.toBeInstanceOf(InvalidCursorError);
     await expect(app.queue.getLogs(full.id, { limit: 10, attempt: 1, cursor: first.nextCursor })).rejects.toBeInstanceOf(InvalidCursorError);
+    await expect(app.queue.getLogs(full.id, { limit: 10, level: 'info', cursor: first.nextCursor })).rejects.toBeInstanceOf(InvalidCursorError);
     await expect(app.queue.getLogs(full.id, { cursor: first.nextCursor!.slice(0, -2) + 'AA' })).rejects.toBeInstanceOf(InvalidCursorError);
   });
 
@@ -238,7 +244,7 @@ describeDialects('job logs', (db) => {
     for (const id of [0, -1, 1.5, '1', null, Number.NaN]) {
       await expect(app.queue.getLogs(id as number)).rejects.toBeInstanceOf(InvalidQueryError);
     }
-    for (const query of [{ limit: 0 }, { limit: 1_001 }, { limit: 2.5 }, { attempt: 0 }, { attempt: 'one' }, { order: 'desc' }, { cursor: 5 }, 'x']) {
+    for (const query of [{ limit: 0 }, { limit: 1_001 }, { limit: 2.5 }, { attempt: 0 }, { attempt: 'one' }, { order: 'desc' }, { cursor: 5 }, { level: 'warn' }, { level: ['error'] }, 'x']) {
       await expect(app.queue.getLogs(job.id, query as never)).rejects.toBeInstanceOf(InvalidQueryError);
     }
     await expect(app.queue.getLogs(job.id + 1_000_000)).rejects.toBeInstanceOf(JobNotFoundError);

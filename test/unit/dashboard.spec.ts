@@ -62,7 +62,8 @@ describe('dashboard query parsing', () => {
     expect(parseLogsQuery({})).toEqual({ limit: 200 });
     expect(parseLogsQuery({ attempt: '2', limit: '20', cursor: 'c', unknown: 'x' })).toEqual({ attempt: 2, limit: 20, cursor: 'c' });
     expect(parseLogsQuery({ attempt: '', cursor: '' })).toEqual({ limit: 200 });
-    for (const bad of [{ limit: '201' }, { limit: '0' }, { attempt: '0' }, { attempt: '-1' }, { attempt: '1.5' }, { cursor: ['a', 'b'] }, { attempt: ['1', '2'] }]) {
+    expect(parseLogsQuery({ level: 'error' })).toEqual({ level: 'error', limit: 200 });
+    for (const bad of [{ limit: '201' }, { limit: '0' }, { attempt: '0' }, { attempt: '-1' }, { attempt: '1.5' }, { cursor: ['a', 'b'] }, { attempt: ['1', '2'] }, { level: 'warn' }, { level: ['error'] }]) {
       expect(() => parseLogsQuery(bad)).toThrow(InvalidQueryError);
     }
   });

@@ -1,0 +1,32 @@
+import { MAX_LOG_MESSAGE_LENGTH } from '../../logs/log-line';
+import { swapText } from '../frozen-text';
+import { JobQueueMigration } from '../job-queue-migration';
+import { FAIL_SQL_V37 } from './1769200000001-job-queue-fail-function';
+
+/**
+ * Migration 37's fail, which now also appends each failed attempt's error to the job's log as a
+ * line of level `error` (its first MAX_LOG_MESSAGE_LENGTH characters, as any log line), in the
+ * same statement: the history of a job's errors costs no round trip. Rolled back with the rest
+ * when the batch needs the cascade; the transactional path then writes the lines itself.
+ */
+const FAIL_SQL_V41 = swapText(
+  41,
+  swapText(41, FAIL_SQL_V37, 'CREATE FUNCTION job_queue_fail', 'CREATE OR REPLACE FUNCTION job_queue_fail'),
+  'RETURNING jobs.id, jobs.state, jobs.parent_id)',
+  `RETURNING jobs.id, jobs.state, jobs.parent_id, jobs.attempts, v.error),
+        h AS (
+          INSERT INTO job_logs (job_id, attempt, logged_at, message, level)
+          SELECT f.id, f.attempts, now(), left(f.error, ${MAX_LOG_MESSAGE_LENGTH}), 'error' FROM f ORDER BY f.id)`,
+);
+
+/**
+ * `job_logs.level`: `info` for the lines of `ctx.log()`, `error` for the line the finalize writes
+ * when an attempt fails (its error), so a job's log is also the history of its errors: the
+ * error of every attempt, not only the last one in `last_error`. A constant default: no rewrite.
+ */
+export class JobQueueErrorLinesPostgres1769500000001 extends JobQueueMigration {
+  readonly version = 41;
+  readonly name = 'JobQueueErrorLines1769500000001';
+  protected readonly upSql = [`ALTER TABLE job_logs ADD COLUMN level text NOT NULL DEFAULT 'info'`, FAIL_SQL_V41];
+  protected readonly downSql = [swapText(41, FAIL_SQL_V37, 'CREATE FUNCTION job_queue_fail', 'CREATE OR REPLACE FUNCTION job_queue_fail'), `ALTER TABLE job_logs DROP COLUMN level`];
+}
