@@ -162,7 +162,17 @@ describeDialects(`chaos: ${JOBS} jobs, ${WORKERS} workers, SIGKILL every ${KILL_
       if (failsOnce.has(Number(run.job_id)) && Number(run.attempt) === 1) continue;
       rerunLive.push(`job ${String(run.job_id)}: attempt ${String(run.attempt)} on live worker ${String(run.worker)}, then attempt ${String(next.attempt)} on ${String(next.worker)}`);
     }
-    expect(rerunLive.slice(0, 10)).toEqual([]);
+    if (rerunLive.length) {
+      // What those workers said (lease renewal warnings, finalize errors) is what tells a
+      // starved event loop from a defect: seen once in CI, not reproduced since.
+      const named = new Set(rerunLive.map((line) => line.match(/live worker (\d+)/)![1]));
+      const tails = workers.filter((w) => named.has(String(w.pid))).map((w) => w.logTail(60));
+      // And why each of those attempts ended, as recorded with it (its error line).
+      const jobIds = rerunLive.slice(0, 10).map((line) => Number(line.match(/^job (\d+)/)![1]));
+      const why = await app.rows(`SELECT job_id, attempt, message FROM job_logs WHERE level = 'error' AND job_id IN (${jobIds.join(', ')}) ORDER BY id`);
+      const recorded = why.map((r) => `job ${String(r.job_id)} attempt ${String(r.attempt)}: ${String(r.message).split('\n')[0]}`);
+      throw new Error(`${rerunLive.length} attempt(s) of live workers ran again:\n${rerunLive.slice(0, 10).join('\n')}\n${recorded.join('\n')}\n${tails.join('\n')}`);
+    }
     expect(kills).toBeGreaterThan(0);
     // The claims went through the fair-share rotation: its shared cursor moved off the start.
     const [cursor] = await app.rows(`SELECT group_key FROM job_queue_rotation`);
