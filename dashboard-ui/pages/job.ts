@@ -110,8 +110,23 @@ function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] 
         ),
       ),
     ),
-    j.error ? h('section', { class: 'card', id: 'job-error' }, h('h2', {}, 'Error'), boundedBlock(j.error, 'code error')) : null,
+    j.error ? errorCard(j.state, j.error) : null,
     h('section', { class: 'card', id: 'job-args' }, h('h2', {}, 'Args'), boundedBlock(j.args)),
     h('section', { class: 'card', id: 'job-result' }, h('h2', {}, 'Result'), j.result ? boundedBlock(j.result) : h('p', { class: 'muted' }, 'none')),
   ].filter((n): n is HTMLElement => n !== null);
+}
+
+/**
+ * `lastError`. On a job that has not failed for good it is an earlier attempt's error (it
+ * succeeded or is retrying since): said so, lest a done job look failed.
+ */
+function errorCard(state: string, error: JobDetail['error']): HTMLElement {
+  if (state === 'failed') return h('section', { class: 'card', id: 'job-error' }, h('h2', {}, 'Error'), boundedBlock(error!, 'code error'));
+  return h(
+    'section',
+    { class: 'card', id: 'job-error' },
+    h('h2', {}, 'Last error'),
+    h('p', { class: 'muted', id: 'job-error-note' }, 'Of an earlier attempt; the log below has the error of each attempt.'),
+    boundedBlock(error!, 'code error'),
+  );
 }

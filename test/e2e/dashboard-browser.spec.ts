@@ -252,6 +252,7 @@ describe('dashboard in a browser: chromium present', () => {
       await page.goto(`${base}/dashboard#/job/${job.id}`);
       await page.locator('#job-error').waitFor();
       expect(await page.locator('#job-error pre').textContent()).toContain('flaky: first run fails on purpose');
+      expect(await page.locator('#job-error h2').textContent()).toBe('Error');
       await page.screenshot({ path: join(shots, 'job-failed.png') });
       await page.click('#retry-job');
       await eventually('job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 20_000, 100);
@@ -398,6 +399,10 @@ describe('dashboard in a browser: chromium present', () => {
       await eventually('the log in getLogs’ order', async () => (await shown()).join() === order.join(), 20_000, 100);
       expect((await queue.getLogs(job.id)).logs.map((l) => `${l.attempt}: ${l.level === 'error' ? 'failed ' : ''}${l.message.split('\n')[0]}`)).toEqual(await shown());
       expect(await page.locator('#job-log-lines tr.attempt-start').count()).toBe(3); // a rule wherever the attempt changes
+      // Done, with an earlier attempt's error still in lastError: not shown as if the job had failed.
+      expect((await queue.get(job.id))!.lastError).toMatch(/run 3 fails on purpose/);
+      await eventually('the last error card', async () => (await page.locator('#job-error h2').textContent()) === 'Last error', 10_000, 100);
+      expect(await page.locator('#job-error-note').textContent()).toMatch(/error of each attempt/);
       await page.locator('#job-log').screenshot({ path: join(shots, 'job-log-retried.png') });
 
       // Should a page ever not continue the lines shown, the log is read again, not patched: here
