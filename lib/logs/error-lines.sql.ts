@@ -1,6 +1,6 @@
 import { sql, type Sql } from '../database/sql';
 import type { SqlDialect } from '../database/dialects/sql-dialect';
-import { MAX_LOG_MESSAGE_LENGTH } from './log-line';
+import { MAX_ERROR_LINES, MAX_LOG_MESSAGE_LENGTH } from './log-line';
 
 /**
  * Each failed attempt's error as a line of its job's log (level `error`): `last_error` keeps
@@ -12,5 +12,6 @@ import { MAX_LOG_MESSAGE_LENGTH } from './log-line';
 export function errorLinesStatement(d: SqlDialect, ids: readonly number[]): Sql {
   const cut = d.name === 'sqlite' ? sql`substr(last_error, 1, ${sql.raw(String(MAX_LOG_MESSAGE_LENGTH))})` : sql`left(last_error, ${sql.raw(String(MAX_LOG_MESSAGE_LENGTH))})`;
   return sql`INSERT INTO job_logs (job_id, attempt, logged_at, message, level)
-    SELECT id, attempts, ${d.now()}, COALESCE(${cut}, ''), 'error' FROM jobs WHERE id IN (${sql.list(ids)}) ORDER BY id`;
+    SELECT id, attempts, ${d.now()}, COALESCE(${cut}, ''), 'error' FROM jobs
+    WHERE id IN (${sql.list(ids)}) AND attempts <= ${sql.raw(String(MAX_ERROR_LINES))} ORDER BY id`;
 }

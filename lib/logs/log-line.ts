@@ -4,6 +4,13 @@ import { storableText } from '../finalize/error-text';
 /** The longest message stored; a longer one is cut (a log is for reading, not for payloads). */
 export const MAX_LOG_MESSAGE_LENGTH = 2_000;
 
+/**
+ * Attempts of a run whose error becomes a log line: 1 to this (a `retry()` starts a run over at
+ * 1). A job retried without end (a huge maxAttempts, polling something) would otherwise grow its
+ * log by an error line per attempt for as long as it lives; past this, `lastError` has the latest.
+ */
+export const MAX_ERROR_LINES = 100;
+
 /** A line as the handler gave it, waiting to be written. */
 export interface PendingLogLine {
   attempt: number;

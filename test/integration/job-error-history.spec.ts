@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { JobContext, JobHandler } from '../../lib';
 import { sql } from '../../lib/database/sql';
 import { MAX_ERROR_LENGTH } from '../../lib/finalize/error-text';
-import { MAX_LOG_MESSAGE_LENGTH } from '../../lib/logs/log-line';
+import { MAX_ERROR_LINES, MAX_LOG_MESSAGE_LENGTH } from '../../lib/logs/log-line';
 import { SweepsService } from '../../lib/sweeps/sweeps.service';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
@@ -105,6 +105,24 @@ describeDialects('job error history', (db) => {
     expect(line.message).toBe(failed.lastError!.slice(0, MAX_LOG_MESSAGE_LENGTH));
     expect(line.message.startsWith('Error: <script>alert(1)</script> nul\ufffd x')).toBe(true);
   });
+
+  it(`keeps the errors of a run's first ${MAX_ERROR_LINES} attempts, so a job retried without end does not grow its log for good`, async () => {
+    const job = await app.queue.enqueue({ type: 'errors.always', maxAttempts: MAX_ERROR_LINES + 5 });
+    const failed = await app.queue.waitFor(job.id, { timeoutMs: 120_000 });
+    expect(failed).toMatchObject({ state: 'failed', attempts: MAX_ERROR_LINES + 5 });
+    expect(failed.lastError).toMatch(new RegExp(`^Error: attempt ${MAX_ERROR_LINES + 5} failed`));
+    const { logs, nextCursor } = await app.queue.getLogs(job.id, { level: 'error', limit: 1_000 });
+    expect(nextCursor).toBeNull();
+    expect(logs.map((l) => l.attempt)).toEqual(Array.from({ length: MAX_ERROR_LINES }, (_, i) => i + 1));
+    // The sweeps keep the same bound.
+    const ids = await idle.queue.enqueueGraph([{ ref: 'last', type: 'stranded', maxAttempts: 500 }, { ref: 'past', type: 'stranded', maxAttempts: 500 }]);
+    const past = idle.db.dialect.addMs(idle.db.dialect.now(), -60_000);
+    await idle.db.run(sql`UPDATE jobs SET state = 'running', lease_owner = 'dead-worker', lease_expires = ${past}, started_at = ${past},
+      attempts = CASE WHEN id = ${ids.last} THEN ${sql.raw(String(MAX_ERROR_LINES))} ELSE ${sql.raw(String(MAX_ERROR_LINES + 1))} END WHERE id IN (${ids.last}, ${ids.past})`);
+    expect(await idle.module.get(SweepsService).reclaim()).toBe(2);
+    expect((await errorLines(ids.last)).map((l) => l.attempt)).toEqual([MAX_ERROR_LINES]);
+    expect(await errorLines(ids.past)).toEqual([]);
+  }, 150_000);
 
   // More stranded jobs than one statement of a failing slice takes (500): the sweeps write in slices.
   const STRANDED = 1_200;

@@ -1,12 +1,12 @@
-import { MAX_LOG_MESSAGE_LENGTH } from '../../logs/log-line';
 import { swapText } from '../frozen-text';
 import { JobQueueMigration } from '../job-queue-migration';
 import { FAIL_SQL_V37 } from './1769200000001-job-queue-fail-function';
 
 /**
  * Migration 37's fail, which now also appends each failed attempt's error to the job's log as a
- * line of level `error` (its first MAX_LOG_MESSAGE_LENGTH characters, as any log line), in the
- * same statement: the history of a job's errors costs no round trip. Rolled back with the rest
+ * line of level `error` (its first 2,000 characters, as any log line; attempts 1 to 100 of a run:
+ * MAX_LOG_MESSAGE_LENGTH and MAX_ERROR_LINES, written out since a migration's text never changes),
+ * in the same statement: the history of a job's errors costs no round trip. Rolled back with the rest
  * when the batch needs the cascade; the transactional path then writes the lines itself.
  */
 const FAIL_SQL_V41 = swapText(
@@ -16,7 +16,8 @@ const FAIL_SQL_V41 = swapText(
   `RETURNING jobs.id, jobs.state, jobs.parent_id, jobs.attempts, v.error),
         h AS (
           INSERT INTO job_logs (job_id, attempt, logged_at, message, level)
-          SELECT f.id, f.attempts, now(), left(f.error, ${MAX_LOG_MESSAGE_LENGTH}), 'error' FROM f ORDER BY f.id)`,
+          SELECT f.id, f.attempts, now(), left(f.error, 2000), 'error' FROM f
+          WHERE f.attempts <= 100 ORDER BY f.id)`,
 );
 
 /**
