@@ -6,6 +6,7 @@ import { MAX_ERROR_LINES, MAX_LOG_MESSAGE_LENGTH } from '../../lib/logs/log-line
 import { SweepsService } from '../../lib/sweeps/sweeps.service';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { strandJobs } from '../support/stranded-jobs';
 
 @Injectable()
 class FailingJobs {
@@ -133,14 +134,7 @@ describeDialects('job error history', (db) => {
   ] as const)('the %s sweep leaves one line per job it fails, in slices', async (sweep, error) => {
     const nodes = Array.from({ length: STRANDED }, (_, i) => ({ ref: `j${i}`, type: 'stranded', maxAttempts: 3 }));
     const ids = Object.values(await idle.queue.enqueueGraph(nodes));
-    const d = idle.db.dialect;
-    const past = d.addMs(d.now(), -60_000);
-    const future = d.addMs(d.now(), 600_000);
-    await idle.db.run(
-      sweep === 'reclaim'
-        ? sql`UPDATE jobs SET state = 'running', lease_owner = 'dead-worker', lease_expires = ${past}, started_at = ${past}, attempts = 1`
-        : sql`UPDATE jobs SET state = 'running', lease_owner = 'wedged-worker', lease_expires = ${future}, started_at = ${past}, timeout_ms = 1000, attempts = 1`,
-    );
+    await strandJobs(idle.db, sweep === 'reclaim' ? 'expired lease' : 'overdue');
     const sweeps = idle.module.get(SweepsService);
     expect(await (sweep === 'reclaim' ? sweeps.reclaim() : sweeps.failOverdue())).toBe(STRANDED);
     const rows = await idle.rows(`SELECT job_id, attempt, level, message FROM job_logs ORDER BY id`);

@@ -1,7 +1,7 @@
-import { sql } from '../../lib/database/sql';
 import { SweepsService } from '../../lib/sweeps/sweeps.service';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
+import { strandJobs } from '../support/stranded-jobs';
 
 /**
  * One row the database refuses must not stop a sweep for every row after it (issue 18): the
@@ -53,14 +53,7 @@ describeDialects(`poisoned sweep: ${JOBS} stranded jobs, the first refused by th
     const nodes = [{ ref: 'poison', type: 'stranded', args: { mark: 'poison-sweep' }, maxAttempts: 3 }];
     for (let i = 0; i < JOBS - 1; i++) nodes.push({ ref: `j${i}`, type: 'stranded', args: { mark: `j${i}` }, maxAttempts: 3 });
     const ids = await app.queue.enqueueGraph(nodes);
-    const d = app.db.dialect;
-    const past = d.addMs(d.now(), -60_000);
-    const future = d.addMs(d.now(), 600_000);
-    await app.db.run(
-      how === 'expired lease'
-        ? sql`UPDATE jobs SET state = 'running', lease_owner = 'dead-worker', lease_expires = ${past}, started_at = ${past}, attempts = 1`
-        : sql`UPDATE jobs SET state = 'running', lease_owner = 'wedged-worker', lease_expires = ${future}, started_at = ${past}, timeout_ms = 1000, attempts = 1`,
-    );
+    await strandJobs(app.db, how);
     await installRefusingTrigger(app);
     return { poison: ids.poison, others: Object.entries(ids).filter(([ref]) => ref !== 'poison').map(([, id]) => id) };
   }
