@@ -20,6 +20,9 @@ export class JobLog {
     this.body,
   );
   private readonly empty = h('p', { class: 'muted', id: 'no-log-lines' }, 'No log lines');
+  /** 'error': only the lines of failed attempts' errors (the error history), read with `?level=error`. */
+  private level: 'error' | null = null;
+  private readonly filter = h('button', { type: 'button', id: 'log-errors-only', 'aria-pressed': 'false', onclick: () => void this.toggleErrorsOnly() }, 'Errors only');
   private readonly content = h('div', {});
   private readonly footer = h('div', { class: 'pager' });
   private readonly message = h('p', { class: 'error-text log-error', id: 'log-error' });
@@ -38,7 +41,7 @@ export class JobLog {
   private drawn = false;
 
   constructor(private readonly jobId: number) {
-    this.el = h('section', { class: 'card', id: 'job-log' }, h('h2', {}, 'Log'), this.message, this.content, this.footer);
+    this.el = h('section', { class: 'card', id: 'job-log' }, h('div', { class: 'card-head' }, h('h2', {}, 'Log'), this.filter), this.message, this.content, this.footer);
   }
 
   /** Called on each refresh of the job page with the job as just read. */
@@ -55,6 +58,18 @@ export class JobLog {
     [this.tailCursor, this.settledRows, this.tail, this.next, this.lastAttempt] = [null, 0, [], null, 0];
   }
 
+  /** Switches between every line and the errors alone: a different log, read from its first page. */
+  private async toggleErrorsOnly(): Promise<void> {
+    this.level = this.level ? null : 'error';
+    this.filter.textContent = this.level ? 'All lines' : 'Errors only';
+    this.filter.setAttribute('aria-pressed', String(this.level !== null));
+    this.empty.textContent = this.level ? 'No failed attempts' : 'No log lines';
+    this.reset();
+    this.finishedReads = 0;
+    this.draw();
+    await this.readTail();
+  }
+
   private async loadMore(): Promise<void> {
     if (!this.next) return;
     this.settledRows += this.tail.length;
@@ -69,7 +84,10 @@ export class JobLog {
     const cursor = this.tailCursor;
     let page: LogPage;
     try {
-      page = await api.get<LogPage>(`jobs/${this.jobId}/logs${cursor ? `?${new URLSearchParams({ cursor })}` : ''}`);
+      const query = new URLSearchParams();
+      if (this.level) query.set('level', this.level);
+      if (cursor) query.set('cursor', cursor);
+      page = await api.get<LogPage>(`jobs/${this.jobId}/logs${query.size ? `?${query}` : ''}`);
     } catch (err) {
       if (read === this.reads) this.message.textContent = (err as Error).message;
       return false;

@@ -403,6 +403,15 @@ describe('dashboard in a browser: chromium present', () => {
       expect((await queue.get(job.id))!.lastError).toMatch(/run 3 fails on purpose/);
       await eventually('the last error card', async () => (await page.locator('#job-error h2').textContent()) === 'Last error', 10_000, 100);
       expect(await page.locator('#job-error-note').textContent()).toMatch(/error of each attempt/);
+      // "Errors only": the error history alone (?level=error), then every line again.
+      await page.click('#log-errors-only');
+      await eventually('the errors alone', async () => (await shown()).join() === [`1: ${fails(1)}`, `2: ${fails(2)}`, `1: ${fails(3)}`].join(), 20_000, 100);
+      expect(await page.locator('#log-errors-only').getAttribute('aria-pressed')).toBe('true');
+      await page.waitForTimeout(2_500); // a refresh later: still the errors alone, none twice
+      expect(await shown()).toHaveLength(3);
+      await page.locator('#job-log').screenshot({ path: join(shots, 'job-log-errors-only.png') });
+      await page.click('#log-errors-only');
+      await eventually('every line again', async () => (await shown()).join() === order.join(), 20_000, 100);
       await page.locator('#job-log').screenshot({ path: join(shots, 'job-log-retried.png') });
 
       // Should a page ever not continue the lines shown, the log is read again, not patched: here
