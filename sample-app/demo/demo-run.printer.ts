@@ -42,7 +42,8 @@ export class DemoRunPrinter {
     this.write(`${seconds(elapsedMs).padStart(6)} | slots ${slots} | ${counts} | ${tenants}\n`);
   }
 
-  summary(elapsedMs: number, pipelines: PipelineSnapshot[], stats: QueueStats, port: number, shares: SlotShare[] = []): void {
+  /** `firstErrors`: per retried step's id, the error its first attempt failed with (its log's first `error` line). */
+  summary(elapsedMs: number, pipelines: PipelineSnapshot[], stats: QueueStats, port: number, shares: SlotShare[] = [], firstErrors = new Map<number, string>()): void {
     this.write(`\ndemo finished in ${seconds(elapsedMs)}\n`);
     if (shares.length) {
       const measured = shares.map((s) => `${s.tenant} ${s.started} (${percent(s.share)})`).join(', ');
@@ -56,7 +57,7 @@ export class DemoRunPrinter {
       const sent = byRef.get('notify')?.result as NotifyResult | null;
       const took = p.report.finishedAt ? seconds(p.report.finishedAt.getTime() - start) : '-';
       const retried = p.steps.flatMap((j) => [
-        ...(j.attempts > 1 ? [`${j.ref} took ${j.attempts} attempts`] : []),
+        ...(j.attempts > 1 ? [`${j.ref} took ${j.attempts} attempts${firstErrors.has(j.id) ? ` (attempt 1: ${firstErrors.get(j.id)})` : ''}`] : []),
         ...(j.snoozes > 0 ? [`${j.ref} snoozed ${j.snoozes === 1 ? 'once' : `${j.snoozes} times`} (no attempt spent)`] : []),
       ]);
       const sums = agg ? Object.entries(agg.bySource).map(([s, n]) => `${s} ${n}`).join(', ') : '';

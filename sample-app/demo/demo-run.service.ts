@@ -61,7 +61,7 @@ export class DemoRunService implements OnApplicationShutdown {
     if (!this.stopped) {
       const loadJobs = await this.jobs(load.flatMap((ids) => Object.values(ids)));
       const shares = slotShares(loadJobs, [...loadJobs, ...snapshot.flatMap((p) => p.steps)], TENANT_WEIGHTS);
-      this.printer.summary(Date.now() - started, snapshot, await this.queue.stats(), this.config.port, shares);
+      this.printer.summary(Date.now() - started, snapshot, await this.queue.stats(), this.config.port, shares, await this.firstErrors(snapshot));
     }
     return snapshot;
   }
@@ -70,6 +70,17 @@ export class DemoRunService implements OnApplicationShutdown {
     this.stopped = true;
     clearTimeout(this.timer);
     this.wake?.(); // let run() return instead of hanging on a cleared timer
+  }
+
+  /** Why each retried step's first attempt failed: the first line of its log's error history. */
+  private async firstErrors(snapshot: PipelineSnapshot[]): Promise<Map<number, string>> {
+    const retried = snapshot.flatMap((p) => p.steps).filter((j) => j.attempts > 1);
+    const out = new Map<number, string>();
+    for (const job of retried) {
+      const [first] = (await this.queue.getLogs(job.id, { level: 'error', limit: 1 })).logs;
+      if (first) out.set(job.id, first.message.split('\n')[0]);
+    }
+    return out;
   }
 
   private async jobs(ids: number[]): Promise<JobView[]> {
