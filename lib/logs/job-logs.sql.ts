@@ -2,6 +2,7 @@ import { binarySlices } from '../database/binary-slices';
 import { sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import type { SqlDialect } from '../database/dialects/sql-dialect';
+import type { JobLogLevel } from './job-log.types';
 import { logStatements, type PendingLogLine } from './log-line';
 
 /** Lines per INSERT: 3 parameters each, far below every dialect's bind limit. */
@@ -40,14 +41,19 @@ function insertStatement(d: SqlDialect, jobId: number, lines: readonly PendingLo
  * Up to `limit` lines of a job written after line `afterId`, in the order written. By id, not by
  * attempt: a retry starts the attempts over at 1, and its lines come after the earlier ones.
  */
-export async function readLogLines(db: SqlExecutor, jobId: number, attempt: number | null, level: string | null, afterId: number | null, limit: number): Promise<Row[]> {
-  const d = db.dialect;
+export async function readLogLines(db: SqlExecutor, jobId: number, attempt: number | null, level: JobLogLevel | null, afterId: number | null, limit: number): Promise<Row[]> {
+  return (await db.run(logLinesStatement(db.dialect, jobId, attempt, level, afterId, limit))).rows;
+}
+
+export function logLinesStatement(d: SqlDialect, jobId: number, attempt: number | null, level: JobLogLevel | null, afterId: number | null, limit: number): Sql {
   const onlyAttempt = attempt === null ? sql`` : sql` AND attempt = ${attempt}`;
-  const onlyLevel = level === null ? sql`` : sql` AND level = ${level}`;
+  // A literal, not a parameter: a plan made for any value (a generic or cached one) could not use
+  // the partial index of the error lines (PostgreSQL 41, SQLite 23). `level` is one of
+  // JOB_LOG_LEVELS, checked by the caller.
+  const onlyLevel = level === null ? sql`` : sql` AND level = ${sql.raw(level === 'error' ? `'error'` : `'info'`)}`;
   const after = afterId === null ? sql`` : sql` AND id > ${afterId}`;
-  const { rows } = await db.run(sql`SELECT id, attempt, ${d.selectTime('logged_at')} AS logged_at, level, message FROM job_logs
-    WHERE job_id = ${jobId}${after}${onlyAttempt}${onlyLevel} ORDER BY id LIMIT ${limit}`);
-  return rows;
+  return sql`SELECT id, attempt, ${d.selectTime('logged_at')} AS logged_at, level, message FROM job_logs
+    WHERE job_id = ${jobId}${after}${onlyAttempt}${onlyLevel} ORDER BY id LIMIT ${limit}`;
 }
 
 export async function jobExists(db: SqlExecutor, jobId: number): Promise<boolean> {

@@ -9,6 +9,11 @@ import { JobQueueMigration } from '../job-queue-migration';
 export class JobQueueErrorLinesSqlite1769500000001 extends JobQueueMigration {
   readonly version = 23;
   readonly name = 'JobQueueErrorLines1769500000001';
-  protected readonly upSql = [`ALTER TABLE job_logs ADD COLUMN level TEXT NOT NULL DEFAULT 'info'`];
-  protected readonly downSql = [`ALTER TABLE job_logs DROP COLUMN level`];
+  protected readonly upSql = [
+    `ALTER TABLE job_logs ADD COLUMN level TEXT NOT NULL DEFAULT 'info'`,
+    // getLogs(id, { level: 'error' }) without reading the job's other lines; partial, so the lines
+    // of ctx.log() cost nothing more to insert.
+    `CREATE INDEX job_logs_errors_idx ON job_logs (job_id, id) WHERE level = 'error'`,
+  ];
+  protected readonly downSql = [`DROP INDEX job_logs_errors_idx`, `ALTER TABLE job_logs DROP COLUMN level`];
 }
