@@ -4,6 +4,7 @@ import { sql } from '../../lib/database/sql';
 import { MAX_ERROR_LENGTH } from '../../lib/finalize/error-text';
 import { logLinesStatement } from '../../lib/logs/job-logs.sql';
 import { MAX_ERROR_LINES, MAX_LOG_MESSAGE_LENGTH } from '../../lib/logs/log-line';
+import { jobQueueMigrations } from '../../lib/migrations';
 import { SweepsService } from '../../lib/sweeps/sweeps.service';
 import { describeDialects } from '../support/describe-dialects';
 import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app';
@@ -183,3 +184,37 @@ describeDialects('job error history', (db) => {
     expect(Number(differ)).toBe(0);
   });
 });
+
+describeDialects(
+  'job error history on PostgreSQL: migration 41 after its index was built by hand',
+  (db) => {
+    it('down, then the ALTER and CREATE INDEX CONCURRENTLY its comment gives, then up: found, not rebuilt; lines kept', async () => {
+      const app = await startQueueApp(db, { retryBackoff: { baseMs: 10, maxMs: 20 }, pollIntervalMs: 50 }, [FailingJobs]);
+      try {
+        const before = await app.queue.enqueue({ type: 'errors.always', maxAttempts: 1 });
+        await app.queue.waitFor(before.id, { timeoutMs: 30_000 });
+        const [migration] = jobQueueMigrations('postgres').filter((m) => m.version === 41);
+        const runner = app.dataSource.createQueryRunner();
+        const indexes = async () => (await app.rows(`SELECT indexname FROM pg_indexes WHERE tablename = 'job_logs' ORDER BY indexname`)).map((r) => String(r.indexname));
+        try {
+          await migration.down(runner);
+          expect(await indexes()).toEqual(['job_logs_job_idx', 'job_logs_pkey']);
+          await runner.query(`ALTER TABLE job_logs ADD COLUMN IF NOT EXISTS level text NOT NULL DEFAULT 'info'`);
+          await runner.query(`CREATE INDEX CONCURRENTLY job_logs_errors_idx ON job_logs (job_id, id) WHERE level = 'error'`);
+          await migration.up(runner);
+          expect(await indexes()).toEqual(['job_logs_errors_idx', 'job_logs_job_idx', 'job_logs_pkey']);
+        } finally {
+          await runner.release();
+        }
+        // The earlier line went down with the column (an info line now); a new failure writes its own.
+        expect((await app.queue.getLogs(before.id)).logs.map((l) => [l.attempt, l.level])).toEqual([[1, 'info'], [1, 'info']]);
+        const after = await app.queue.enqueue({ type: 'errors.always', maxAttempts: 1 });
+        await app.queue.waitFor(after.id, { timeoutMs: 30_000 });
+        expect((await app.queue.getLogs(after.id, { level: 'error' })).logs.map((l) => l.attempt)).toEqual([1]);
+      } finally {
+        await app.close();
+      }
+    });
+  },
+  ['postgres'],
+);

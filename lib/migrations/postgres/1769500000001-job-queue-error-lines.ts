@@ -29,10 +29,14 @@ export class JobQueueErrorLinesPostgres1769500000001 extends JobQueueMigration {
   readonly version = 41;
   readonly name = 'JobQueueErrorLines1769500000001';
   protected readonly upSql = [
-    `ALTER TABLE job_logs ADD COLUMN level text NOT NULL DEFAULT 'info'`,
+    `ALTER TABLE job_logs ADD COLUMN IF NOT EXISTS level text NOT NULL DEFAULT 'info'`,
     // getLogs(id, { level: 'error' }) without reading the job's other lines (100,000 lines: 16 ms
-    // a page scanning them); partial, so the lines of ctx.log() cost nothing more to insert.
-    `CREATE INDEX job_logs_errors_idx ON job_logs (job_id, id) WHERE level = 'error'`,
+    // a page scanning them); partial, so the lines of ctx.log() cost nothing more to insert. The
+    // build reads the whole table under a lock that holds log writes: on a large job_logs, run
+    // these two first (the ALTER is instant), and this migration finds both done:
+    //   ALTER TABLE job_logs ADD COLUMN IF NOT EXISTS level text NOT NULL DEFAULT 'info';
+    //   CREATE INDEX CONCURRENTLY job_logs_errors_idx ON job_logs (job_id, id) WHERE level = 'error';
+    `CREATE INDEX IF NOT EXISTS job_logs_errors_idx ON job_logs (job_id, id) WHERE level = 'error'`,
     FAIL_SQL_V41,
   ];
   protected readonly downSql = [
