@@ -3,6 +3,7 @@ import { h, replace } from './dom';
 import { clock } from './format';
 
 const FINISHED = ['done', 'failed', 'cancelled'];
+const MAX_OFFERED_ATTEMPTS = 1_000;
 
 /**
  * The job page's log: lines oldest first, 200 a page, "Load more" while the server has a
@@ -23,6 +24,14 @@ export class JobLog {
   /** 'error': only the lines of failed attempts' errors (the error history), read with `?level=error`. */
   private level: 'error' | null = null;
   private readonly filter = h('button', { type: 'button', id: 'log-errors-only', 'aria-pressed': 'false', onclick: () => void this.toggleErrorsOnly() }, 'Errors only');
+  /** One attempt's lines (`?attempt=`), or all. Offered: 1 to the highest attempt seen (the job's, or a line's: a retry starts over at 1). */
+  private attempt: number | null = null;
+  private offered = 0;
+  private readonly attemptSelect = h(
+    'select',
+    { id: 'log-attempt', 'aria-label': 'attempt', onchange: () => void this.chooseAttempt() },
+    h('option', { value: '' }, 'All attempts'),
+  );
   private readonly content = h('div', {});
   private readonly footer = h('div', { class: 'pager' });
   private readonly message = h('p', { class: 'error-text log-error', id: 'log-error' });
@@ -41,11 +50,12 @@ export class JobLog {
   private drawn = false;
 
   constructor(private readonly jobId: number) {
-    this.el = h('section', { class: 'card', id: 'job-log' }, h('div', { class: 'card-head' }, h('h2', {}, 'Log'), this.filter), this.message, this.content, this.footer);
+    this.el = h('section', { class: 'card', id: 'job-log' }, h('div', { class: 'card-head' }, h('h2', {}, 'Log'), h('div', { class: 'log-filters' }, this.attemptSelect, this.filter)), this.message, this.content, this.footer);
   }
 
   /** Called on each refresh of the job page with the job as just read. */
   async refresh(job: Pick<JobDetail, 'state' | 'attempts' | 'updatedAt'>): Promise<void> {
+    this.offerAttempts(job.attempts);
     const key = FINISHED.includes(job.state) ? `${job.state}|${job.attempts}|${job.updatedAt}` : null;
     if (key !== this.finishedKey) [this.finishedKey, this.finishedReads] = [key, 0];
     if (key !== null && this.finishedReads >= 2) return;
@@ -58,16 +68,33 @@ export class JobLog {
     [this.tailCursor, this.settledRows, this.tail, this.next, this.lastAttempt] = [null, 0, [], null, 0];
   }
 
-  /** Switches between every line and the errors alone: a different log, read from its first page. */
+  /** Switches between every line and the errors alone. */
   private async toggleErrorsOnly(): Promise<void> {
     this.level = this.level ? null : 'error';
     this.filter.textContent = this.level ? 'All lines' : 'Errors only';
     this.filter.setAttribute('aria-pressed', String(this.level !== null));
-    this.empty.textContent = this.level ? 'No failed attempts' : 'No log lines';
+    await this.refilter();
+  }
+
+  private async chooseAttempt(): Promise<void> {
+    this.attempt = this.attemptSelect.value ? Number(this.attemptSelect.value) : null;
+    await this.refilter();
+  }
+
+  /** Another filter is another log (and cursor scope): read from its first page. */
+  private async refilter(): Promise<void> {
+    const what = this.level ? 'No failed attempts' : 'No log lines';
+    this.empty.textContent = this.attempt === null ? what : `${what} in attempt ${this.attempt}`;
     this.reset();
     this.finishedReads = 0;
     this.draw();
     await this.readTail();
+  }
+
+  /** Options up to attempt `n`, added once each (at most a thousand: the API takes any). */
+  private offerAttempts(n: number): void {
+    for (let a = this.offered + 1; a <= Math.min(n, MAX_OFFERED_ATTEMPTS); a++) this.attemptSelect.append(h('option', { value: a }, `Attempt ${a}`));
+    this.offered = Math.max(this.offered, Math.min(n, MAX_OFFERED_ATTEMPTS));
   }
 
   private async loadMore(): Promise<void> {
@@ -85,6 +112,7 @@ export class JobLog {
     let page: LogPage;
     try {
       const query = new URLSearchParams();
+      if (this.attempt !== null) query.set('attempt', String(this.attempt));
       if (this.level) query.set('level', this.level);
       if (cursor) query.set('cursor', cursor);
       page = await api.get<LogPage>(`jobs/${this.jobId}/logs${query.size ? `?${query}` : ''}`);
@@ -111,6 +139,7 @@ export class JobLog {
 
   private show(page: LogPage): true {
     for (const line of page.logs.slice(this.tail.length)) this.body.append(this.row(line));
+    this.offerAttempts(Math.max(0, ...page.logs.map((l) => l.attempt)));
     this.tail = page.logs;
     this.next = page.nextCursor;
     this.draw();

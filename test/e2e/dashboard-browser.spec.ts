@@ -412,6 +412,16 @@ describe('dashboard in a browser: chromium present', () => {
       await page.locator('#job-log').screenshot({ path: join(shots, 'job-log-errors-only.png') });
       await page.click('#log-errors-only');
       await eventually('every line again', async () => (await shown()).join() === order.join(), 20_000, 100);
+      // One attempt's lines (?attempt=), both runs' attempt 1; with "Errors only", its errors alone.
+      expect(await page.locator('#log-attempt option').allTextContents()).toEqual(['All attempts', 'Attempt 1', 'Attempt 2']);
+      await page.selectOption('#log-attempt', '1');
+      await eventually('attempt 1 alone', async () => (await shown()).join() === ['1: run 1', `1: ${fails(1)}`, '1: run 3', `1: ${fails(3)}`].join(), 20_000, 100);
+      await page.click('#log-errors-only');
+      await eventually('attempt 1’s errors', async () => (await shown()).join() === [`1: ${fails(1)}`, `1: ${fails(3)}`].join(), 20_000, 100);
+      await page.locator('#job-log').screenshot({ path: join(shots, 'job-log-attempt-errors.png') });
+      await page.selectOption('#log-attempt', '');
+      await page.click('#log-errors-only');
+      await eventually('every line once more', async () => (await shown()).join() === order.join(), 20_000, 100);
       await page.locator('#job-log').screenshot({ path: join(shots, 'job-log-retried.png') });
 
       // Should a page ever not continue the lines shown, the log is read again, not patched: here
