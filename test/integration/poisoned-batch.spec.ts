@@ -15,47 +15,67 @@ const JOB_MS = 20;
 const LEASE_TTL_MS = 10_000;
 const runs = new Map<number, number>();
 
+/**
+ * The first CONCURRENCY attempts to start (the bad ones among them: highest priority) end
+ * together, so their outcomes reach the finalizer in one turn and share a batch: under a loaded
+ * CI their 20 ms sleeps ended apart, each bad row was written alone, and no batch was split.
+ * Later attempts only sleep. The gate opens after a second whatever happens.
+ */
+const CONCURRENCY = 50;
+let firstWave = { started: 0, open: () => undefined as void, opened: Promise.resolve() };
+function resetFirstWave(): void {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  firstWave = { started: 0, open, opened };
+  setTimeout(open, 1_000).unref();
+}
+async function work(): Promise<void> {
+  await new Promise((r) => setTimeout(r, JOB_MS));
+  if (++firstWave.started === CONCURRENCY) firstWave.open();
+  if (firstWave.started <= CONCURRENCY) await firstWave.opened;
+}
+
 @Injectable()
 class PoisonHandlers {
   @JobHandler('work')
   async work(args: { n: number }, ctx: JobContext): Promise<{ n: number; id: number }> {
     runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, JOB_MS));
+    await work();
     return { n: args.n, id: ctx.id };
   }
 
   @JobHandler('huge')
   async huge(_args: unknown, ctx: JobContext): Promise<{ blob: string }> {
     runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, JOB_MS));
+    await work();
     return { blob: 'x'.repeat(40 * 1024 * 1024) }; // 40 MB, over every dialect's default limit
   }
 
   @JobHandler('poison')
   async poison(_args: unknown, ctx: JobContext): Promise<{ marker: string }> {
     runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, JOB_MS));
+    await work();
     return { marker: 'poison-result' }; // a value the test's trigger refuses
   }
 
   @JobHandler('bad-error')
   async badError(_args: unknown, ctx: JobContext): Promise<never> {
     runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, JOB_MS));
+    await work();
     throw new Error('poison-error: an error text the test trigger refuses');
   }
 
   @JobHandler('nul-error')
   async nulError(_args: unknown, ctx: JobContext): Promise<never> {
     runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, JOB_MS));
+    await work();
     throw new Error('a NUL byte \u0000 in the error text'); // PostgreSQL text cannot hold it: stored as U+FFFD
   }
 
   @JobHandler('plain-fail')
   async plainFail(_args: unknown, ctx: JobContext): Promise<never> {
     runs.set(ctx.id, (runs.get(ctx.id) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, JOB_MS));
+    await work();
     throw new Error('an ordinary failure');
   }
 }
@@ -109,7 +129,7 @@ describeDialects(`poisoned finalize batch: ${ORDINARY} jobs + 1 bad one, concurr
     });
     app = await startQueueApp(
       db,
-      { concurrency: 50, prefetch: 500, leaseTtlMs: LEASE_TTL_MS, reclaimIntervalMs: 200, pollIntervalMs: 50, retryBackoff: { baseMs: 20, maxMs: 50 } },
+      { concurrency: CONCURRENCY, prefetch: 500, leaseTtlMs: LEASE_TTL_MS, reclaimIntervalMs: 200, pollIntervalMs: 50, retryBackoff: { baseMs: 20, maxMs: 50 } },
       [PoisonHandlers],
     );
     await installProbes(app);
@@ -122,6 +142,7 @@ describeDialects(`poisoned finalize batch: ${ORDINARY} jobs + 1 bad one, concurr
     await resetTables(app);
     await clearProbes(app);
     runs.clear();
+    resetFirstWave();
     warnings.length = 0;
     expired.length = 0;
   });
