@@ -120,13 +120,13 @@ function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] 
  * `lastError`. On a job that has not failed for good it is an earlier attempt's error (it
  * succeeded or is retrying since): said so, lest a done job look failed.
  */
-function errorCard(state: string, error: JobDetail['error']): HTMLElement {
-  if (state === 'failed') return h('section', { class: 'card', id: 'job-error' }, h('h2', {}, 'Error'), boundedBlock(error!, 'code error'));
+function errorCard(state: string, error: NonNullable<JobDetail['error']>): HTMLElement {
+  const earlier = state !== 'failed';
   return h(
     'section',
     { class: 'card', id: 'job-error' },
-    h('h2', {}, 'Last error'),
-    h('p', { class: 'muted', id: 'job-error-note' }, 'Of an earlier attempt; the log below has the error of each attempt.'),
-    boundedBlock(error!, 'code error'),
+    h('h2', {}, earlier ? 'Last error' : 'Error'),
+    earlier ? h('p', { class: 'muted', id: 'job-error-note' }, 'Of an earlier attempt; the log below has the error of each attempt.') : null,
+    boundedBlock(error, 'code error'),
   );
 }
