@@ -15,6 +15,7 @@ export type { JobHandlerMethod } from './typing/handler-types';
 export { isStandardSchema, type StandardSchemaV1 } from './typing/standard-schema';
 export { DuplicateJobHandlerError, InvalidJobHandlerError } from './handlers/job-handler.errors';
 export { JobContext } from './handlers/job-context';
+export type { UpstreamFailure } from './handlers/job-context';
 export { OnJobEvent } from './events/on-job-event.decorator';
 export { JOB_EVENT_NAMES, type JobEventDetail, type JobEventListener, type JobEventName } from './events/job-event.types';
 export { JobLifecycle } from './events/job-lifecycle';
@@ -41,6 +42,7 @@ export type { QueueStats } from './stats/queue-stats';
 export type { StatsOptions } from './stats/stats-options';
 export type { FindOptions, FindResult, JobFilter } from './query/job-filter';
 export type { JobGraph } from './query/job-query.service';
+export type { GraphEdge } from './query/graph-edge';
 export type { PauseTarget } from './pause/pause-target';
 export type { FindPausedResult, PausedFilter, PausedView } from './pause/paused-filter';
 export type {
@@ -53,6 +55,7 @@ export type {
   RetryBackoffOptions,
 } from './job-queue.options';
 export type { EnqueueInput, EnqueueOptions, GraphIds, GraphNode, JobOptions, JobState, JobView } from './job.types';
+export type { Dependency, LenientDependency } from './graph/validate-graph';
 export { TERMINAL_STATES } from './job.types';
 export { JOB_QUEUE_DATA_SOURCE, JOB_QUEUE_OPTIONS } from './job-queue.constants';
 export { JobEntity } from './entities/job.entity';

@@ -1,3 +1,4 @@
+import type { Dependency } from './graph/validate-graph';
 import type { EntityManager } from 'typeorm';
 
 /**
@@ -81,10 +82,14 @@ export interface EnqueueInput<TArgs = unknown> extends JobOptions {
   args?: TArgs;
 }
 
-/** One node of `enqueueGraph`. `dependsOn` lists refs of this graph, or ids of existing jobs. */
+/**
+ * One node of `enqueueGraph`. `dependsOn` lists refs of this graph, or ids of existing jobs, each
+ * needing to succeed; `{ job, allowFailure: true }` names one whose failure or cancellation does
+ * not cancel this node: it runs once that upstream finishes, however it finished.
+ */
 export interface GraphNode<TArgs = unknown> extends EnqueueInput<TArgs> {
   ref: string;
-  dependsOn?: ReadonlyArray<string | number>;
+  dependsOn?: ReadonlyArray<Dependency>;
   /** Ref of the container node this node belongs to. */
   parent?: string;
 }

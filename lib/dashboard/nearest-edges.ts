@@ -1,8 +1,6 @@
-/** A dependency edge between two graph nodes. */
-export interface GraphEdge {
-  from: number;
-  to: number;
-}
+import type { GraphEdge } from '../query/graph-edge';
+
+export type { GraphEdge };
 
 /**
  * At most `max` of `edges`, the nearest to the job kept (pure). `order` lists the nodes nearest

@@ -9,6 +9,7 @@ import {
   insertJobs,
   lockUpstreamJobs,
   setParents,
+  type Edge,
   type InsertableJob,
 } from './job-insert.sql';
 import type { NormalizedJob } from './normalize-job';
@@ -60,11 +61,18 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
   const upstreamState = upstreamIds.size ? await lockUpstreamJobs(tx, [...upstreamIds]) : new Map<number, string>();
   const missing = [...upstreamIds].filter((id) => !upstreamState.has(id));
   if (missing.length) throw new MissingUpstreamJobError(missing.sort((a, b) => a - b));
-  for (const [id, state] of upstreamState) {
-    if (state === 'failed' || state === 'cancelled') throw new FailedUpstreamJobError(id, state);
-  }
 
   const fresh = planned.map((_, i) => i).filter((i) => !existing[i]);
+  // Per fresh node: its upstreams in this graph (indices) and existing ones (ids), each once.
+  const upstreams = fresh.map((i) => existingUpstreams(planned[i], existing));
+  // An existing upstream that failed or was cancelled is refused unless every node waits for it
+  // with allowFailure: it then counts as finished, like a done one.
+  for (const [id, state] of upstreamState) {
+    if ((state === 'failed' || state === 'cancelled') && upstreams.some((u) => u.ids.includes(id) && !u.lenientIds?.has(id))) {
+      throw new FailedUpstreamJobError(id, state);
+    }
+  }
+
   // Ids are needed before the insert only to write parent ids in the same statement; PostgreSQL
   // otherwise assigns them and returns them with each row's ref (one round trip less).
   const reserve =
@@ -75,12 +83,10 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
 
   let readyCount = 0;
   const carriers = graph.carriers;
-  // Per fresh node: its upstreams in this graph (indices) and existing ones (ids), each once.
-  const upstreams = fresh.map((i) => existingUpstreams(planned[i], existing));
   const rows: InsertableJob[] = fresh.map((i, k) => {
     const node = planned[i];
-    const { indices, ids: upstreamIds } = upstreams[k];
-    const openDeps = indices.length + upstreamIds.filter((id) => upstreamState.get(id) !== 'done').length;
+    const { indices, ids: upstreamIds, lenientIds } = upstreams[k];
+    const openDeps = indices.length + upstreamIds.filter((id) => isOpen(upstreamState.get(id), lenientIds?.has(id) === true)).length;
     const state = node.isContainer || openDeps > 0 ? 'waiting' : 'ready';
     if (state === 'ready') readyCount++;
     // Spelled out rather than spread: a spread into a 16-property literal took ~7 µs per row.
@@ -117,30 +123,63 @@ export async function insertGraph(tx: SqlExecutor, graph: PreparedGraph, autoInc
         .map((i) => ({ id: ids[i], parentId: ids[planned[i].parentIndex!] }));
       if (parents.length) await setParents(tx, parents);
     }
-    const edges: Array<[number, number]> = [];
+    const edges: Edge[] = [];
     fresh.forEach((i, k) => {
-      for (const d of upstreams[k].indices) edges.push([ids[i], ids[d]]);
-      for (const id of upstreams[k].ids) edges.push([ids[i], id]);
+      const { indices, ids: upstreamIds, lenientIndices, lenientIds } = upstreams[k];
+      if (!lenientIndices && !lenientIds) {
+        for (const d of indices) edges.push([ids[i], ids[d]]);
+        for (const id of upstreamIds) edges.push([ids[i], id]);
+        return;
+      }
+      for (const d of indices) edges.push([ids[i], ids[d], lenientIndices?.has(d) ? 1 : 0]);
+      for (const id of upstreamIds) edges.push([ids[i], id, lenientIds?.has(id) ? 1 : 0]);
     });
     if (edges.length) await insertDependencies(tx, edges);
   }
   return { ids, readyCount, fresh };
 }
 
+/** An upstream a new job waits for: done, or (allowing failure) finished in any way, it does not. */
+function isOpen(state: string | undefined, lenient: boolean): boolean {
+  return state !== 'done' && !(lenient && (state === 'failed' || state === 'cancelled'));
+}
+
+interface NodeUpstreams {
+  indices: number[];
+  ids: number[];
+  /** Of `indices` and `ids`, those that allow failure (only when the node has any). */
+  lenientIndices?: ReadonlySet<number>;
+  lenientIds?: ReadonlySet<number>;
+}
+
 /**
  * A new node's upstreams: the new jobs of this graph it waits for (indices) and the existing jobs
  * (ids), each once. A ref matched by key to an existing job and that job's id named too were two
- * edges of one pair: the insert failed on job_deps' primary key with a raw database error.
+ * edges of one pair: the insert failed on job_deps' primary key with a raw database error. Such
+ * a pair allows failure only if both of its names do.
  */
-function existingUpstreams(node: PlannedNode, existing: ReadonlyArray<{ id: number } | undefined>): { indices: number[]; ids: number[] } {
-  if (!node.depIndices.some((d) => existing[d])) return { indices: node.depIndices, ids: node.depIds };
+function existingUpstreams(node: PlannedNode, existing: ReadonlyArray<{ id: number } | undefined>): NodeUpstreams {
+  const lenient = node.lenient;
+  if (!node.depIndices.some((d) => existing[d])) {
+    return lenient ? { indices: node.depIndices, ids: node.depIds, lenientIndices: lenient.indices, lenientIds: lenient.ids } : { indices: node.depIndices, ids: node.depIds };
+  }
   const ids = new Set(node.depIds);
   const indices: number[] = [];
+  const lenientIds = new Set(lenient?.ids);
+  const strictIds = new Set(node.depIds.filter((id) => !lenientIds.has(id)));
   for (const d of node.depIndices) {
-    if (existing[d]) ids.add(existing[d]!.id);
-    else indices.push(d);
+    if (!existing[d]) {
+      indices.push(d);
+      continue;
+    }
+    const id = existing[d]!.id;
+    ids.add(id);
+    if (lenient?.indices.has(d)) lenientIds.add(id);
+    else strictIds.add(id);
   }
-  return { indices, ids: [...ids] };
+  strictIds.forEach((id) => lenientIds.delete(id));
+  if (!lenient && !lenientIds.size) return { indices, ids: [...ids] };
+  return { indices, ids: [...ids], lenientIndices: lenient?.indices, lenientIds };
 }
 
 /** Retries a graph insert that lost a race on a dedup key; the retry sees the winner's row. */

@@ -167,18 +167,33 @@ export async function setParents(tx: SqlExecutor, pairs: Array<{ id: number; par
   }
 }
 
-export async function insertDependencies(tx: SqlExecutor, edges: Array<[jobId: number, dependsOnId: number]>): Promise<void> {
+/** An edge: the job, the job it waits for, and 1 when it allows that job to fail (default 0). */
+export type Edge = [jobId: number, dependsOnId: number, allowFailure?: 0 | 1];
+
+export async function insertDependencies(tx: SqlExecutor, edges: Edge[]): Promise<void> {
+  // The column is named only when an edge allows failure: the common graph keeps its statements.
+  const lenient = edges.some((e) => e[2] === 1);
   if (tx.dialect.name === 'postgres') {
     for (const chunk of chunks(edges, UNNEST_ROWS * 5)) {
-      await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id)
-        SELECT * FROM unnest(${chunk.map((e) => e[0])}::bigint[], ${chunk.map((e) => e[1])}::bigint[])`);
+      if (lenient) {
+        await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id, allow_failure)
+          SELECT * FROM unnest(${chunk.map((e) => e[0])}::bigint[], ${chunk.map((e) => e[1])}::bigint[], ${chunk.map((e) => e[2] ?? 0)}::smallint[])`);
+      } else {
+        await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id)
+          SELECT * FROM unnest(${chunk.map((e) => e[0])}::bigint[], ${chunk.map((e) => e[1])}::bigint[])`);
+      }
     }
     return;
   }
   const all = chunks(edges, ROWS_PER_STATEMENT * 5);
   for (const chunk of tx.dialect.name === 'sqlite' ? all.flatMap((c) => binarySlices(c)) : all) {
-    const values: Sql[] = chunk.map(([a, b]) => sql`(${a}, ${b})`);
-    await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id) VALUES ${sql.join(values)}`);
+    if (lenient) {
+      const values: Sql[] = chunk.map(([a, b, f]) => sql`(${a}, ${b}, ${f ?? 0})`);
+      await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id, allow_failure) VALUES ${sql.join(values)}`);
+    } else {
+      const values: Sql[] = chunk.map(([a, b]) => sql`(${a}, ${b})`);
+      await tx.run(sql`INSERT INTO job_deps (job_id, depends_on_id) VALUES ${sql.join(values)}`);
+    }
   }
 }
 

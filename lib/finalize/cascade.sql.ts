@@ -2,6 +2,7 @@ import { inChunks, skewedListChunk } from '../database/in-chunks';
 import { chunked, LIST_CHUNK, sql, type Sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
+import { countDownLenient } from './lenient-countdown.sql';
 import { applyCountsMysql, promoteDependentsMysql } from './promote-mysql.sql';
 import { jobsWithManyDependents, openPromotionCursors, PROMOTION_SLICE } from './promotion-slices.sql';
 import { toSettled, type CascadeResult, type SettledJob } from './settled-job';
@@ -9,7 +10,8 @@ import { toSettled, type CascadeResult, type SettledJob } from './settled-job';
 /**
  * Everything that follows from jobs reaching a terminal state, in the same transaction:
  * - a `done` job counts down `pending_deps` of its dependents; one reaching zero becomes ready;
- * - a `failed` or `cancelled` job cancels its dependents, which cancel theirs in turn;
+ * - a `failed` or `cancelled` job cancels its dependents, which cancel theirs in turn, except
+ *   those that wait for it with allowFailure: they are counted down as for a `done` job;
  * - a container counts down `pending_children`; at zero it settles itself, `failed` if any
  *   child did not complete, and is then handled like any other settled job.
  * Each step is a single UPDATE on the affected rows, so two upstreams finishing at once
@@ -47,6 +49,9 @@ export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<C
     // own, and an index read of job_deps per slice says so where a cancel statement per slice ran.
     const open = byCause.size ? await openDependents(tx, frontier.filter((s) => s.outcome !== 'done').map((s) => s.id)) : null;
     const dependents = open?.dependents;
+    // Dependents waiting with allowFailure are counted down instead (after the cancels: one also
+    // cancelled through a strict edge is then left alone).
+    const lenient = open?.lenient;
     const reached = new Set<number>();
     for (const [cause, all] of byCause) {
       let ids = all;
@@ -61,6 +66,10 @@ export async function cascade(tx: SqlExecutor, initial: SettledJob[]): Promise<C
         if (!claims) continue;
       }
       if (ids.length) append(next, await cancelDependents(tx, ids, cause, !open?.locked));
+    }
+    if (lenient?.size) {
+      const p = await countDownLenient(tx, lenient);
+      promoted = promoted < 0 || p < 0 ? -1 : promoted + p;
     }
     append(next, await rollUpParents(tx, frontier));
     append(all, frontier);
@@ -144,10 +153,11 @@ const UNDONE = sql.raw(`'waiting', 'ready', 'failed', 'cancelled'`);
  * the dependent waiting for it. Read without the lock, the dependent was still cancelled, the
  * upstream's failure cancelled nothing, and the dependent waited for ever (retry-race.spec).
  */
-async function openDependents(tx: SqlExecutor, ids: readonly number[]): Promise<{ dependents: Map<number, number[]>; locked: boolean }> {
-  const edges = await inChunks(tx, ids, (list) => sql`SELECT depends_on_id, job_id FROM job_deps WHERE depends_on_id IN (${list})`, skewedListChunk(tx.dialect));
+async function openDependents(tx: SqlExecutor, ids: readonly number[]): Promise<OpenDependents> {
+  const edges = await inChunks(tx, ids, (list) => sql`SELECT depends_on_id, job_id, allow_failure FROM job_deps WHERE depends_on_id IN (${list})`, skewedListChunk(tx.dialect));
   const dependents = new Map<number, number[]>();
-  if (!edges.length) return { dependents, locked: true };
+  const lenient = new Map<number, number>();
+  if (!edges.length) return { dependents, lenient, locked: true };
   const candidates = [...new Set(edges.map((e) => Number(e.job_id)))];
   let open: Set<number> | null = null;
   if (candidates.length <= LIST_CHUNK) {
@@ -162,12 +172,24 @@ async function openDependents(tx: SqlExecutor, ids: readonly number[]): Promise<
   for (const e of edges) {
     const id = Number(e.job_id);
     if (open && !open.has(id)) continue;
+    if (Number(e.allow_failure) === 1) {
+      lenient.set(id, (lenient.get(id) ?? 0) + 1);
+      continue;
+    }
     const up = Number(e.depends_on_id);
     const list = dependents.get(up);
     if (list) list.push(id);
     else dependents.set(up, [id]);
   }
-  return { dependents, locked: open !== null };
+  return { dependents, lenient, locked: open !== null };
+}
+
+interface OpenDependents {
+  /** Per upstream, its open dependents along strict edges: the ones its failure cancels. */
+  dependents: Map<number, number[]>;
+  /** Per open dependent along edges that allow failure, how many of them lead to it from the upstreams. */
+  lenient: Map<number, number>;
+  locked: boolean;
 }
 
 /**
@@ -188,7 +210,7 @@ async function cancelDependents(tx: SqlExecutor, badIds: number[], cause: number
   const pg = tx.dialect.name === 'postgres';
   const state = sql.raw(pg ? `state || ''` : 'state');
   for (const chunk of chunked(badIds, skewedListChunk(tx.dialect))) {
-    const dependentsOf = sql`id IN (SELECT job_id FROM job_deps WHERE depends_on_id IN (${sql.list(chunk)}))`;
+    const dependentsOf = sql`id IN (SELECT job_id FROM job_deps WHERE depends_on_id IN (${sql.list(chunk)}) AND allow_failure = 0)`;
     if (waitForReopened && pg) await tx.run(sql`SELECT id FROM jobs WHERE ${dependentsOf} AND ${state} IN ('failed', 'cancelled') ORDER BY id FOR UPDATE`);
     const rows = await updateReturning(
       tx,

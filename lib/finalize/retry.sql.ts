@@ -76,7 +76,7 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
       // Each edge from the frontier once (no frontier job is walked twice); a parent has no edge.
       const { rows } = await tx.run(sql`
         SELECT dep.depends_on_id AS up, j.id FROM job_deps dep JOIN jobs j${byIdOnly} ON j.id = dep.job_id
-          WHERE dep.depends_on_id IN (${list}) AND j.state = 'cancelled'
+          WHERE dep.depends_on_id IN (${list}) AND dep.allow_failure = 0 AND j.state = 'cancelled'
         UNION
         SELECT NULL AS up, p.id FROM jobs c JOIN jobs p${byIdOnly} ON p.id = c.parent_id
           WHERE c.id IN (${list}) AND p.state IN (${sql.raw(TERMINAL_BAD)})`);
@@ -108,12 +108,21 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
   // pending count set, ready if nothing is left to wait for (planRetry says why one read made
   // before the reset is enough).
   const now = d.now();
-  const counts = await inChunks(tx, ids, (list) => sql`SELECT dep.job_id, COUNT(*) AS n,
-      SUM(CASE WHEN u.state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad
+  // An edge that allows failure is open while its upstream runs, or when this retry reopens it; a
+  // failed or cancelled upstream left as it is counts as finished, and never as bad.
+  const counts = await inChunks(tx, ids, (list) => sql`SELECT dep.job_id,
+      SUM(CASE WHEN dep.allow_failure = 0 OR u.state NOT IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS n,
+      SUM(CASE WHEN dep.allow_failure = 0 AND u.state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS bad,
+      SUM(CASE WHEN dep.allow_failure = 1 AND u.state IN (${sql.raw(TERMINAL_BAD)}) THEN 1 ELSE 0 END) AS finished_lenient
     FROM job_deps dep JOIN jobs u ON u.id = dep.depends_on_id
     WHERE dep.job_id IN (${list}) AND (u.state <> 'done' OR ${notYetCountedDown()}) GROUP BY dep.job_id`);
-  const plan = planRetry(ids, boxesLocked, counts.map((r) => ({ id: Number(r.job_id), open: Number(r.n), bad: Number(r.bad) })),
-    walkHolds ? reopenedUpstreams : new Map());
+  const reopenedLenient = await lenientEdgesWithin(tx, counts.filter((r) => Number(r.finished_lenient) > 0).map((r) => Number(r.job_id)), closure);
+  const plan = planRetry(
+    ids,
+    boxesLocked,
+    counts.map((r) => ({ id: Number(r.job_id), open: Number(r.n) + (reopenedLenient.get(Number(r.job_id)) ?? 0), bad: Number(r.bad) })),
+    walkHolds ? reopenedUpstreams : new Map(),
+  );
   for (const [pending, { ready, waiting }] of plan.pending) {
     for (const [state, group] of [['ready', ready], ['waiting', waiting]] as const) {
       await inChunks(tx, group, (list) => sql`UPDATE jobs SET state = ${state}, attempts = 0, result = NULL, last_error = NULL, progress = 0,
@@ -128,12 +137,13 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
     FROM jobs WHERE parent_id IN (${list}) GROUP BY parent_id`, skewedListChunk(d));
   await setCounts(tx, children, 'parent_id', 'pending_children', 'open');
   await setCounts(tx, children, 'parent_id', 'failed_children', 'bad');
+  await reopenLenientEdges(tx, ids, closure);
 
   // 4. Cancel again what still depends on a failed job: the suspects' upstreams read again, now
   // that the reopened ones are waiting.
   const stillBad = await inChunks(tx, plan.suspects, (list) => sql`SELECT DISTINCT dep.job_id
     FROM job_deps dep JOIN jobs u ON u.id = dep.depends_on_id
-    WHERE dep.job_id IN (${list}) AND u.state IN (${sql.raw(TERMINAL_BAD)})`);
+    WHERE dep.job_id IN (${list}) AND dep.allow_failure = 0 AND u.state IN (${sql.raw(TERMINAL_BAD)})`);
   const blocked = stillBad.map((r) => Number(r.job_id)).sort((a, b) => a - b);
   const promoted = plan.ready;
   let result: CascadeResult = { settled: [], promoted };
@@ -147,6 +157,47 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
   return { retried, reopened: ids, ...result };
 }
 
+/** Per job of `jobIds`, how many of its upstreams in `closure` it waits for with allowFailure. */
+async function lenientEdgesWithin(tx: SqlExecutor, jobIds: number[], closure: ReadonlySet<number>): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!jobIds.length) return out;
+  const edges = await inChunks(tx, jobIds.sort((a, b) => a - b), (list) =>
+    sql`SELECT job_id, depends_on_id FROM job_deps WHERE job_id IN (${list}) AND allow_failure = 1`);
+  for (const e of edges) {
+    if (!closure.has(Number(e.depends_on_id))) continue;
+    const id = Number(e.job_id);
+    out.set(id, (out.get(id) ?? 0) + 1);
+  }
+  return out;
+}
+
+/**
+ * The dependents that wait for a reopened job with allowFailure and have not started yet wait for
+ * it again: its failure had counted them down. One outside the closure (the closure's own were
+ * recounted) that is waiting or ready gets its count back and waits; one that already ran, or
+ * runs, keeps the outcome it saw.
+ */
+async function reopenLenientEdges(tx: SqlExecutor, reopened: readonly number[], closure: ReadonlySet<number>): Promise<void> {
+  const edges = await inChunks(tx, reopened, (list) =>
+    sql`SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id IN (${list}) AND allow_failure = 1 GROUP BY job_id`, skewedListChunk(tx.dialect));
+  const counts = new Map<number, number>();
+  for (const e of edges) {
+    const id = Number(e.job_id);
+    if (!closure.has(id)) counts.set(id, (counts.get(id) ?? 0) + Number(e.n));
+  }
+  if (!counts.size) return;
+  const byCount = new Map<number, number[]>();
+  for (const [id, n] of counts) {
+    const list = byCount.get(n);
+    if (list) list.push(id);
+    else byCount.set(n, [id]);
+  }
+  const now = tx.dialect.now();
+  for (const [n, list] of byCount) {
+    await inChunks(tx, list.sort((a, b) => a - b), (chunk) => sql`UPDATE jobs SET state = 'waiting', pending_deps = pending_deps + ${n},
+        updated_at = ${now} WHERE id IN (${chunk}) AND state IN ('waiting', 'ready')`);
+  }
+}
 
 async function setCounts(tx: SqlExecutor, rows: Row[], idColumn: string, column: string, countColumn: string): Promise<void> {
   const byCount = new Map<number, number[]>();

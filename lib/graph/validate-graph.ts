@@ -10,9 +10,22 @@ import {
 } from '../errors';
 import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 
+/**
+ * A dependency that does not need its upstream to succeed: the dependent runs once the upstream
+ * finishes, done, failed or cancelled (a cleanup, a report of what happened, a notification).
+ */
+export interface LenientDependency {
+  /** A ref of this graph, or the id of an existing job. */
+  job: string | number;
+  /** `true`: the upstream failing or being cancelled does not cancel this job; it runs anyway. */
+  allowFailure?: boolean;
+}
+
+export type Dependency = string | number | LenientDependency;
+
 export interface GraphNodeShape {
   ref: string;
-  dependsOn?: ReadonlyArray<string | number>;
+  dependsOn?: ReadonlyArray<Dependency>;
   parent?: string;
 }
 
@@ -26,6 +39,11 @@ export interface PlannedNode {
   parentIndex: number | null;
   isContainer: boolean;
   childCount: number;
+  /**
+   * The dependencies of depIndices/depIds that allow failure (`allowFailure: true`), only when the
+   * node has any: a dependency named both ways, or inherited strict from a container, is strict.
+   */
+  lenient?: { indices: ReadonlySet<number>; ids: ReadonlySet<number> };
 }
 
 export const MAX_REF_LENGTH = 200;
@@ -62,6 +80,8 @@ export function validateGraph(nodes: readonly GraphNodeShape[]): PlannedNode[] {
 
   const ownIndices: number[][] = [];
   const ownIds: number[][] = [];
+  // Per node with any: its own dependencies that allow failure (strict ones are left out).
+  const ownLenient = new Map<number, { indices: Set<number>; ids: Set<number> }>();
   nodes.forEach((node, i) => {
     const deps = node.dependsOn ?? [];
     if (!Array.isArray(deps)) {
@@ -69,20 +89,32 @@ export function validateGraph(nodes: readonly GraphNodeShape[]): PlannedNode[] {
     }
     const indices = new Set<number>();
     const ids = new Set<number>();
-    for (const dep of deps) {
+    const strict = { indices: new Set<number>(), ids: new Set<number>() };
+    let lenient: { indices: Set<number>; ids: Set<number> } | undefined;
+    for (const entry of deps) {
+      const { dep, allowFailure } = unwrapDependency(entry, node.ref);
       if (typeof dep === 'string') {
         const d = indexOf.get(dep);
         if (d === undefined) throw new UnknownDependencyError(node.ref, dep);
         if (d === i) throw new SelfDependencyError(node.ref);
         indices.add(d);
+        if (allowFailure) (lenient ??= { indices: new Set(), ids: new Set() }).indices.add(d);
+        else strict.indices.add(d);
       } else if (typeof dep === 'number' && Number.isSafeInteger(dep) && dep > 0) {
         ids.add(dep);
+        if (allowFailure) (lenient ??= { indices: new Set(), ids: new Set() }).ids.add(dep);
+        else strict.ids.add(dep);
       } else {
         throw new InvalidJobError('dependsOn', 'refs (strings) or job ids (positive integers)', dep, node.ref);
       }
     }
     ownIndices.push([...indices]);
     ownIds.push([...ids]);
+    if (lenient) {
+      strict.indices.forEach((d) => lenient!.indices.delete(d));
+      strict.ids.forEach((d) => lenient!.ids.delete(d));
+      if (lenient.indices.size || lenient.ids.size) ownLenient.set(i, lenient);
+    }
   });
 
   // A dependency on one's own container, or a container's on its own descendant, can never resolve.
@@ -106,7 +138,7 @@ export function validateGraph(nodes: readonly GraphNodeShape[]): PlannedNode[] {
       ownIndices[a].forEach((d) => depIndices.add(d));
       ownIds[a].forEach((d) => depIds.add(d));
     }
-    return {
+    const planned: PlannedNode = {
       ref: node.ref,
       depIndices: [...depIndices],
       depIds: [...depIds],
@@ -114,11 +146,58 @@ export function validateGraph(nodes: readonly GraphNodeShape[]): PlannedNode[] {
       isContainer: childCount[i] > 0,
       childCount: childCount[i],
     };
+    if (ownLenient.size) {
+      const lenient = inheritedLenience(i, ancestors[i], ownIndices, ownIds, ownLenient);
+      if (lenient) planned.lenient = lenient;
+    }
+    return planned;
   });
 
   const cycle = findCycle(planned);
   if (cycle) throw new DependencyCycleError(cycle.map((i) => nodes[i].ref));
   return planned;
+}
+
+/** A `dependsOn` entry as the dependency and whether it allows failure; a clear error for any other shape. */
+function unwrapDependency(entry: unknown, ref: string): { dep: unknown; allowFailure: boolean } {
+  if (entry === null || typeof entry !== 'object') return { dep: entry, allowFailure: false };
+  const expected = 'a ref (string), a job id (integer), or { job, allowFailure?: boolean }';
+  if (Array.isArray(entry) || Object.getPrototypeOf(entry) !== Object.prototype) throw new InvalidJobError('dependsOn', expected, entry, ref);
+  const { job, allowFailure, ...rest } = entry as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length) throw new InvalidJobError('dependsOn', `${expected}; unknown field '${unknown[0]}'`, entry, ref);
+  if (typeof job !== 'string' && typeof job !== 'number') throw new InvalidJobError('dependsOn', `${expected}; 'job' is required`, entry, ref);
+  if (allowFailure !== undefined && typeof allowFailure !== 'boolean') {
+    throw new InvalidJobError('dependsOn', `${expected}; 'allowFailure' must be true or false`, entry, ref);
+  }
+  return { dep: job, allowFailure: allowFailure === true };
+}
+
+/**
+ * The lenient dependencies of node `i`: its own and those its containers hand down, less every
+ * dependency that any of them (the node or a container) names strict. Undefined when none is left.
+ */
+function inheritedLenience(
+  i: number,
+  ancestors: readonly number[],
+  ownIndices: readonly number[][],
+  ownIds: readonly number[][],
+  ownLenient: ReadonlyMap<number, { indices: Set<number>; ids: Set<number> }>,
+): PlannedNode['lenient'] {
+  const owners = [i, ...ancestors];
+  const indices = new Set<number>();
+  const ids = new Set<number>();
+  for (const o of owners) {
+    ownLenient.get(o)?.indices.forEach((d) => indices.add(d));
+    ownLenient.get(o)?.ids.forEach((d) => ids.add(d));
+  }
+  if (!indices.size && !ids.size) return undefined;
+  for (const o of owners) {
+    const lenient = ownLenient.get(o);
+    for (const d of ownIndices[o]) if (!lenient?.indices.has(d)) indices.delete(d);
+    for (const d of ownIds[o]) if (!lenient?.ids.has(d)) ids.delete(d);
+  }
+  return indices.size || ids.size ? { indices, ids } : undefined;
 }
 
 function ancestorsOf(i: number, parentOf: readonly (number | null)[]): number[] {

@@ -8,10 +8,19 @@ import { SnoozeJobError } from './job-abort.errors';
 export interface JobContextIO {
   progress(jobId: number, percent: number, stage: string | null): Promise<void>;
   upstream(jobId: number): Promise<Record<string, unknown>>;
+  upstreamFailures(jobId: number): Promise<Record<string, UpstreamFailure>>;
   /** Queues one line of the job's log; never throws (see LogWrites). */
   log(jobId: number, line: PendingLogLine): void;
   /** Lines one attempt may log (option `maxLogLines`). */
   readonly maxLogLines: number;
+}
+
+/** An upstream that did not succeed, as `ctx.upstreamFailures()` gives it. */
+export interface UpstreamFailure {
+  id: number;
+  state: 'failed' | 'cancelled';
+  /** Its `lastError`: the error of its last attempt, or why it was cancelled. */
+  error: string | null;
 }
 
 /** The claimed attempt a context describes. */
@@ -107,5 +116,14 @@ export class JobContext<TType extends string = string> {
    */
   upstream<T extends Record<string, unknown> = JobUpstream<TType>>(): Promise<T> {
     return this.io.upstream(this.id) as Promise<T>;
+  }
+
+  /**
+   * The jobs this one depends on that failed or were cancelled, keyed as in `upstream()` (their
+   * result there is `null`). Only a job that waits for them with `allowFailure: true` runs after
+   * one: for any other, this is `{}`.
+   */
+  upstreamFailures(): Promise<Record<string, UpstreamFailure>> {
+    return this.io.upstreamFailures(this.id);
   }
 }

@@ -1,5 +1,6 @@
 import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
+import type { UpstreamFailure } from '../handlers/job-context';
 import { ownedBy } from './lease-guard.sql';
 
 /** Statements in autocommit, and a transaction for the MySQL renewal's locking read. */
@@ -62,6 +63,18 @@ export async function writeProgress(db: SqlExecutor, owner: string, id: number, 
   const { affected } = await db.run(sql`UPDATE jobs SET progress = ${percent}, current_stage = ${stage}, updated_at = ${db.dialect.now()}
     WHERE id = ${id} AND ${ownedBy(db.dialect, owner)}`);
   return affected > 0;
+}
+
+/** A job's upstreams that failed or were cancelled, keyed as readUpstreamResults keys them. */
+export async function readUpstreamFailures(db: SqlExecutor, id: number): Promise<Record<string, UpstreamFailure>> {
+  const { rows } = await db.run(sql`SELECT u.id, u.ref, u.state, u.last_error FROM job_deps d JOIN jobs u ON u.id = d.depends_on_id
+    WHERE d.job_id = ${id} AND u.state IN ('failed', 'cancelled') ORDER BY u.id`);
+  const out: Record<string, UpstreamFailure> = {};
+  for (const r of rows) {
+    const failure: UpstreamFailure = { id: Number(r.id), state: r.state as UpstreamFailure['state'], error: r.last_error == null ? null : String(r.last_error) };
+    out[r.ref != null ? String(r.ref) : String(r.id)] = failure;
+  }
+  return out;
 }
 
 /** Results of a job's upstreams, each once: keyed by its graph ref, or by its id (as a string) when it has none. */

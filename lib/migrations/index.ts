@@ -88,8 +88,11 @@ import { JobQueueSnoozesMysql1769400000001 } from './mysql/1769400000001-job-que
 import { JobQueueLogsSqlite1769300000001 } from './sqlite/1769300000001-job-queue-logs';
 import { JobQueueSnoozesSqlite1769400000001 } from './sqlite/1769400000001-job-queue-snoozes';
 import { JobQueueErrorLinesPostgres1769500000001 } from './postgres/1769500000001-job-queue-error-lines';
+import { JobQueueAllowFailurePostgres1769600000001 } from './postgres/1769600000001-job-queue-allow-failure';
 import { JobQueueErrorLinesMysql1769500000001 } from './mysql/1769500000001-job-queue-error-lines';
+import { JobQueueAllowFailureMysql1769600000001 } from './mysql/1769600000001-job-queue-allow-failure';
 import { JobQueueErrorLinesSqlite1769500000001 } from './sqlite/1769500000001-job-queue-error-lines';
+import { JobQueueAllowFailureSqlite1769600000001 } from './sqlite/1769600000001-job-queue-allow-failure';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -134,6 +137,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueLogsPostgres1769300000001,
     JobQueueSnoozesPostgres1769400000001,
     JobQueueErrorLinesPostgres1769500000001,
+    JobQueueAllowFailurePostgres1769600000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -162,6 +166,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueLogsMysql1769300000001,
     JobQueueSnoozesMysql1769400000001,
     JobQueueErrorLinesMysql1769500000001,
+    JobQueueAllowFailureMysql1769600000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -187,6 +192,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueLogsSqlite1769300000001,
     JobQueueSnoozesSqlite1769400000001,
     JobQueueErrorLinesSqlite1769500000001,
+    JobQueueAllowFailureSqlite1769600000001,
   ],
 };
 

@@ -1,6 +1,7 @@
 import { skewedListChunk } from '../database/in-chunks';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { JobNotFoundError } from '../errors/job.errors';
+import type { GraphEdge } from './graph-edge';
 import { reachedLevels, type ReachRow } from './graph-levels';
 import { noJitStatement } from '../database/no-jit.sql';
 import { graphReachStatement, REACH_BUDGET, REACH_DEPTH } from './graph-reach.sql';
@@ -118,11 +119,12 @@ function toReachRow(r: Row): ReachRow {
 
 /** Dependency edges between the given jobs (`present`: the nodes actually read), by upstream then dependent. */
 export async function graphEdges(db: SqlExecutor, ids: readonly number[], present: ReadonlySet<number>): Promise<Array<{ from: number; to: number }>> {
-  const edges: Array<{ from: number; to: number }> = [];
+  const edges: GraphEdge[] = [];
   for (let i = 0; i < ids.length; i += GRAPH_CHUNK) {
     const { rows } = await db.run(graphEdgesStatement(ids.slice(i, i + GRAPH_CHUNK)));
     for (const r of rows) {
-      const e = { from: Number(r.depends_on_id), to: Number(r.job_id) };
+      const e: GraphEdge = { from: Number(r.depends_on_id), to: Number(r.job_id) };
+      if (Number(r.allow_failure) === 1) e.allowFailure = true;
       if (present.has(e.from) && present.has(e.to)) edges.push(e);
     }
   }

@@ -37,5 +37,5 @@ export function graphNodesStatement(d: SqlDialect, ids: readonly number[]): Sql 
 
 /** Dependency edges of these dependents (the caller keeps those whose upstream is a node too). */
 export function graphEdgesStatement(ids: readonly number[]): Sql {
-  return sql`SELECT depends_on_id, job_id FROM job_deps WHERE job_id IN (${sql.list(ids)})`;
+  return sql`SELECT depends_on_id, job_id, allow_failure FROM job_deps WHERE job_id IN (${sql.list(ids)})`;
 }

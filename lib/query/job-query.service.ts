@@ -3,6 +3,7 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import { toJobRecord, toJobView } from '../database/job-row';
 import { InvalidQueryError } from '../errors/query.errors';
 import type { JobView } from '../job.types';
+import type { GraphEdge } from './graph-edge';
 import { graphEdges, MAX_GRAPH_NODES, walkJobGraph } from './graph-walk';
 import { takeBatch } from '../finalize/take-batch';
 import { GRAPH_CHUNK, graphNodeSizesStatement, graphNodesStatement } from './job-graph.sql';
@@ -24,8 +25,11 @@ const GRAPH_READ_BYTES = 8 * 1024 * 1024;
 export interface JobGraph {
   /** Every job connected to the given one through dependencies and containment, in no particular order. */
   nodes: JobView[];
-  /** From an upstream to its dependent. Containment is `node.parentId`. */
-  edges: Array<{ from: number; to: number }>;
+  /**
+   * From an upstream to its dependent; `allowFailure: true` on an edge the dependent waits on
+   * without needing it to succeed. Containment is `node.parentId`.
+   */
+  edges: GraphEdge[];
   /** More jobs are connected than `MAX_GRAPH_NODES`, or than fit `MAX_GRAPH_BYTES`; `nodes` holds the nearest ones. */
   truncated: boolean;
 }

@@ -37,8 +37,8 @@ export async function deleteJobRows(tx: SqlExecutor, rows: readonly Row[], archi
   if (archive) {
     await tx.run(sql`INSERT INTO jobs_archive (${sql.raw(JOB_COLUMNS)}, archived_at)
       SELECT ${sql.raw(JOB_COLUMNS)}, ${d.now()} FROM jobs WHERE id IN (${ids})`);
-    await tx.run(sql`INSERT INTO job_deps_archive (job_id, depends_on_id)
-      SELECT job_id, depends_on_id FROM job_deps WHERE job_id IN (${ids})`);
+    await tx.run(sql`INSERT INTO job_deps_archive (job_id, depends_on_id, allow_failure)
+      SELECT job_id, depends_on_id, allow_failure FROM job_deps WHERE job_id IN (${ids})`);
   }
   // Explicitly, rather than through ON DELETE CASCADE: a SQLite connection may run without foreign
   // keys. In slices: on MySQL a longer list read (and locked) the whole of job_deps, see skewedListChunk.

@@ -18,7 +18,7 @@ import { waitForStart } from '../handlers/start-delay';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { handBackLeases } from '../lease/hand-back.sql';
-import { readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
+import { readUpstreamFailures, readUpstreamResults, renewLeases, writeProgress } from '../lease/lease.sql';
 import { PausedWork } from '../pause/paused-work';
 import { MAX_PREFETCH_WAIT_MS, PrefetchBuffer } from './prefetch-buffer';
 import { ProgressWrites } from './progress-writes';
@@ -114,6 +114,7 @@ export class SchedulerService {
     this.io = {
       progress: (id, percent, stage) => progress.report(id, percent, stage),
       upstream: (id) => readUpstreamResults(this.db, id),
+      upstreamFailures: (id) => readUpstreamFailures(this.db, id),
       // Lines of an attempt that has ended (a handler still logging after its abort, or after
       // returning) are not stored: they would come after the job's result.
       log: (id, line) => {

@@ -5,7 +5,7 @@ import { JobQueueDatabase } from '../database/job-queue.database';
 import { InvalidOptionError } from '../errors';
 import { JobLifecycle } from '../events/job-lifecycle';
 import { JobQueueEvents } from '../events/job-queue.events';
-import { JobContext } from '../handlers/job-context';
+import { JobContext, type UpstreamFailure } from '../handlers/job-context';
 import { JobHandlerRegistry } from '../handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
@@ -26,6 +26,8 @@ export interface DrainOptions {
 export interface RunOptions {
   /** What `ctx.upstream()` returns. Default `{}`. */
   upstream?: Record<string, unknown>;
+  /** What `ctx.upstreamFailures()` returns. Default `{}`. */
+  upstreamFailures?: Record<string, UpstreamFailure>;
   /** `ctx.attempt`. Default 1. */
   attempt?: number;
   /** Aborts `ctx.signal`, to test how the handler reacts to cancel or timeout. */
@@ -136,6 +138,7 @@ export class JobQueueTester {
       {
         progress: async (_id, percent, stage) => void this.lastRun.progress.push({ percent, stage }),
         upstream: async () => options.upstream ?? {},
+        upstreamFailures: async () => options.upstreamFailures ?? {},
         log: (_id, line) => void this.lastRun.logs.push(line.message),
         maxLogLines: this.maxLogLines,
       },

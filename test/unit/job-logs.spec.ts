@@ -6,7 +6,7 @@ import { LogDrops } from '../../lib/logs/log-drops';
 
 function contextWith(maxLogLines: number) {
   const lines: PendingLogLine[] = [];
-  const io: JobContextIO = { progress: async () => undefined, upstream: async () => ({}), log: (_id, line) => void lines.push(line), maxLogLines };
+  const io: JobContextIO = { progress: async () => undefined, upstream: async () => ({}), upstreamFailures: async () => ({}), log: (_id, line) => void lines.push(line), maxLogLines };
   const ctx = new JobContext({ id: 7, type: 't', attempts: 2, maxAttempts: 3, group: 'default', parentId: null }, new AbortController(), io);
   return { ctx, lines };
 }

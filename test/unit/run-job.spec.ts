@@ -8,7 +8,7 @@ import { ResultTooLargeError } from '../../lib/errors';
 
 // runJob is pure orchestration of one attempt (handler, timeout, abort): no database involved.
 const job: ClaimedJob = { id: 7, type: 't', args: { n: 1 }, attempts: 2, maxAttempts: 3, group: 'g', priority: 0, parentId: null, timeoutMs: null };
-const io = { progress: async () => undefined, upstream: async () => ({}), log: () => undefined, maxLogLines: 1_000 };
+const io = { progress: async () => undefined, upstream: async () => ({}), upstreamFailures: async () => ({}), log: () => undefined, maxLogLines: 1_000 };
 const handlerOf = (handle: (args: unknown, ctx: JobContext) => unknown): RegisteredJobHandler => ({
   type: 't',
   options: {},

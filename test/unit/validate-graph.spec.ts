@@ -25,6 +25,26 @@ describe('validateGraph', () => {
     expect(new Set(plan[4].depIndices)).toEqual(new Set([0, 1]));
   });
 
+  it('records the dependencies that allow failure; a strict mention, own or a container\'s, wins', () => {
+    const plan = validateGraph([
+      { ref: 'a' },
+      { ref: 'b' },
+      { ref: 'plain', dependsOn: ['a', { job: 'b' }, { job: 'a', allowFailure: false }] },
+      { ref: 'cleanup', dependsOn: [{ job: 'a', allowFailure: true }, 'b', { job: 9, allowFailure: true }] },
+      { ref: 'twice', dependsOn: [{ job: 'a', allowFailure: true }, 'a'] },
+      { ref: 'box', dependsOn: [{ job: 'a', allowFailure: true }, { job: 'b', allowFailure: true }] },
+      { ref: 'child', parent: 'box', dependsOn: ['b'] },
+    ]);
+    expect(plan[2]).toMatchObject({ depIndices: [0, 1] });
+    expect(plan[2].lenient).toBeUndefined();
+    expect(plan[3]).toMatchObject({ depIndices: [0, 1], depIds: [9], lenient: { indices: new Set([0]), ids: new Set([9]) } });
+    expect(plan[4].lenient).toBeUndefined();
+    expect(plan[5].lenient).toEqual({ indices: new Set([0, 1]), ids: new Set() });
+    // The child inherits the box's lenient `a`; its own strict `b` wins over the box's lenient one.
+    expect(new Set(plan[6].depIndices)).toEqual(new Set([0, 1]));
+    expect(plan[6].lenient).toEqual({ indices: new Set([0]), ids: new Set() });
+  });
+
   const bad: Array<[string, GraphNodeShape[], new (...a: never[]) => Error, RegExp]> = [
     ['duplicate ref', [{ ref: 'a' }, { ref: 'a' }], DuplicateRefError, /"a" is used by more than one node/],
     ['empty ref', [{ ref: '' }], InvalidJobError, /"ref" must be a non-empty string/],
@@ -33,6 +53,13 @@ describe('validateGraph', () => {
     ['self dependency', [{ ref: 'a', dependsOn: ['a'] }], SelfDependencyError, /"a" depends on itself/],
     ['bad id dependency', [{ ref: 'a', dependsOn: [-3] }], InvalidJobError, /dependsOn/],
     ['fractional id dependency', [{ ref: 'a', dependsOn: [1.5] }], InvalidJobError, /dependsOn/],
+    ['dependency object without job', [{ ref: 'a', dependsOn: [{ allowFailure: true } as never] }], InvalidJobError, /'job' is required/],
+    ['dependency object with an unknown field', [{ ref: 'a' }, { ref: 'b', dependsOn: [{ job: 'a', optional: true } as never] }], InvalidJobError, /unknown field 'optional'/],
+    ['allowFailure that is not a boolean', [{ ref: 'a' }, { ref: 'b', dependsOn: [{ job: 'a', allowFailure: 'yes' } as never] }], InvalidJobError, /'allowFailure' must be true or false/],
+    ['dependency that is an array', [{ ref: 'a' }, { ref: 'b', dependsOn: [['a'] as never] }], InvalidJobError, /dependsOn/],
+    ['dependency object naming an unknown ref', [{ ref: 'a', dependsOn: [{ job: 'b', allowFailure: true }] }], UnknownDependencyError, /"a" depends on "b"/],
+    ['dependency object naming itself', [{ ref: 'a', dependsOn: [{ job: 'a', allowFailure: true }] }], SelfDependencyError, /"a" depends on itself/],
+    ['cycle through a lenient dependency', [{ ref: 'a', dependsOn: [{ job: 'b', allowFailure: true }] }, { ref: 'b', dependsOn: ['a'] }], DependencyCycleError, /a/],
     [
       'three-node cycle',
       [
