@@ -147,5 +147,6 @@ export interface Graph {
   rootId: number;
   truncated: boolean;
   nodes: GraphNode[];
-  edges: Array<{ from: number; to: number }>;
+  /** `allowFailure`: the dependent runs however `from` ends (drawn dashed). */
+  edges: Array<{ from: number; to: number; allowFailure?: true }>;
 }

@@ -47,7 +47,9 @@ export function graphPage(id: number): Page {
         update(drawn.get(n.id), k ? { ...n, progress: Math.round((100 * k.done) / k.total), stage: `${k.done}/${k.total} children done` } : n, !!k);
       }
       const done = g.nodes.filter((n) => n.state === 'done').length;
-      info.textContent = `${g.nodes.length} jobs, ${g.edges.length} dependencies, ${done} done${g.truncated ? ' (truncated: the graph is larger than shown)' : ''}.`;
+      const lenient = g.edges.filter((e) => e.allowFailure).length;
+      const dashed = lenient ? ` (${lenient} dashed: they allow failure, the dependent runs however its upstream ends)` : '';
+      info.textContent = `${g.nodes.length} jobs, ${g.edges.length} dependencies${dashed}, ${done} done${g.truncated ? ' (truncated: the graph is larger than shown)' : ''}.`;
       page.loaded = true;
     },
   };
@@ -98,12 +100,14 @@ async function draw(g: Graph, rootId: number, drawn: Map<number, unknown>): Prom
     for (let p = byId.get(id)?.parentId ?? null; p !== null && byId.has(p); p = byId.get(p)!.parentId) out.push(p);
     return out;
   };
+  const lenient = new Set<string>();
   g.edges.forEach((e, i) => {
     // An edge lives in the lowest container holding both ends.
     const up = new Set(ancestors(e.from));
     const common = ancestors(e.to).find((a) => up.has(a));
     const holder = common !== undefined ? elkNodes.get(common)! : root;
     holder.edges!.push({ id: `e${i}`, sources: [String(e.from)], targets: [String(e.to)] } as ElkExtendedEdge);
+    if (e.allowFailure) lenient.add(`e${i}`);
   });
   const laid = await elk.layout(root);
   const W = Math.ceil((laid.width ?? 0) + 20);
@@ -117,7 +121,8 @@ async function draw(g: Graph, rootId: number, drawn: Map<number, unknown>): Prom
     for (const e of (node.edges ?? []) as ElkExtendedEdge[]) {
       for (const sec of e.sections ?? []) {
         const pts = [sec.startPoint, ...(sec.bendPoints ?? []), sec.endPoint];
-        lines.append(s('path', { d: pts.map((p, i) => `${i ? 'L' : 'M'}${p.x},${p.y}`).join(' '), class: 'edge', 'marker-end': 'url(#arrow)' }));
+        const d = pts.map((p, i) => `${i ? 'L' : 'M'}${p.x},${p.y}`).join(' ');
+        lines.append(s('path', { d, class: lenient.has(e.id) ? 'edge allow-failure' : 'edge', 'marker-end': 'url(#arrow)' }));
       }
     }
     for (const c of node.children ?? []) {

@@ -208,7 +208,7 @@ describe('dashboard in a browser: chromium present', () => {
     it('draws a 100-node pipeline and updates it live while it runs', async () => {
       const W = 11;
       const L = 9;
-      const nodes: Array<{ ref: string; type: string; args?: object; parent?: string; dependsOn?: string[] }> = [
+      const nodes: Array<{ ref: string; type: string; args?: object; parent?: string; dependsOn?: Array<string | { job: string; allowFailure: true }> }> = [
         { ref: 'pipeline', type: 'pipeline' },
         { ref: 'gate', type: 'step', args: { gate: true }, parent: 'pipeline' },
       ];
@@ -216,6 +216,8 @@ describe('dashboard in a browser: chromium present', () => {
         for (let i = 0; i < W; i++) nodes.push({ ref: `s${k}-${i}`, type: 'step', args: { ms: 10 }, parent: 'pipeline', dependsOn: [k ? `s${k - 1}-${i}` : 'gate'] });
       }
       nodes.push({ ref: 'join', type: 'step', parent: 'pipeline', dependsOn: Array.from({ length: W }, (_, i) => `s${L - 1}-${i}`) });
+      // Outside the container, after it however it ends: its edge is drawn dashed.
+      nodes.push({ ref: 'report', type: 'step', dependsOn: [{ job: 'pipeline', allowFailure: true }] });
       const ids = await queue.enqueueGraph(nodes as never);
       await eventually('gate running at 30%', async () => {
         const gateJob = await queue.get(ids.gate);
@@ -227,7 +229,9 @@ describe('dashboard in a browser: chromium present', () => {
       await gateNode.waitFor();
       expect(await page.locator('#dag g.node').count()).toBe(nodes.length);
       expect(await page.locator('#dag g.node.container').count()).toBe(1);
-      expect(await page.locator('#dag path.edge').count()).toBe(W + W * (L - 1) + W); // gate → first layer, the chains, last layer → join
+      expect(await page.locator('#dag path.edge').count()).toBe(W + W * (L - 1) + W + 1); // gate → first layer, the chains, last layer → join, pipeline → report
+      expect(await page.locator('#dag path.edge.allow-failure').count()).toBe(1);
+      expect(await page.locator('#graph-info').textContent()).toContain('1 dashed');
       expect(await gateNode.getAttribute('data-state')).toBe('running');
       expect(await gateNode.textContent()).toContain('30%');
       await page.screenshot({ path: join(shots, 'graph-running.png') });
@@ -244,6 +248,23 @@ describe('dashboard in a browser: chromium present', () => {
       await page.waitForFunction(`location.hash === '#/job/${ids.join}'`);
       await page.locator('#job-type').waitFor();
       expect(await page.locator('#job-type').textContent()).toBe('step');
+    });
+
+    it('draws a failed graph: the cancelled dependent, and the cleanup that ran anyway on a dashed edge', async () => {
+      const ids = await queue.enqueueGraph([
+        { ref: 'fetch', type: 'flaky' },
+        { ref: 'render', type: 'step', dependsOn: ['fetch'] },
+        { ref: 'cleanup', type: 'step', dependsOn: [{ job: 'render', allowFailure: true }] },
+      ]);
+      expect(await queue.waitFor(ids.cleanup, { timeoutMs: 20_000 })).toMatchObject({ state: 'done' });
+      await page.goto(`${base}/dashboard#/graph/${ids.fetch}`);
+      await page.locator(`#dag g.node[data-id="${ids.cleanup}"]`).waitFor();
+      expect(await page.locator(`#dag g.node[data-id="${ids.fetch}"]`).getAttribute('data-state')).toBe('failed');
+      expect(await page.locator(`#dag g.node[data-id="${ids.render}"]`).getAttribute('data-state')).toBe('cancelled');
+      expect(await page.locator(`#dag g.node[data-id="${ids.cleanup}"]`).getAttribute('data-state')).toBe('done');
+      expect(await page.locator('#dag path.edge').count()).toBe(2);
+      expect(await page.locator('#dag path.edge.allow-failure').count()).toBe(1);
+      await page.screenshot({ path: join(shots, 'graph-allow-failure.png') });
     });
 
     it('retries a failed job from its page and sees it finish', async () => {

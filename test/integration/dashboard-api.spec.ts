@@ -389,12 +389,13 @@ describeDialects('dashboard API', (db) => {
       { ref: 'a', type: 'work', parent: 'box' },
       { ref: 'b', type: 'work', parent: 'box', dependsOn: ['a'] },
       { ref: 'c', type: 'work', dependsOn: ['box'] },
+      { ref: 'cleanup', type: 'work', dependsOn: [{ job: 'c', allowFailure: true }] },
     ]);
     const g = await (await get(`/api/graph/${ids.b}`)).json().then(asAny);
-    expect(g.nodes.map((n: { id: number }) => n.id).sort((x: number, y: number) => x - y)).toEqual([ids.box, ids.a, ids.b, ids.c].sort((x, y) => x - y));
+    expect(g.nodes.map((n: { id: number }) => n.id).sort((x: number, y: number) => x - y)).toEqual([ids.box, ids.a, ids.b, ids.c, ids.cleanup].sort((x, y) => x - y));
     expect(g.nodes.find((n: { id: number }) => n.id === ids.a)).toMatchObject({ parentId: ids.box, type: 'work', ref: 'a' });
     expect(g.nodes.find((n: { id: number }) => n.id === ids.box)).toMatchObject({ isContainer: true });
-    expect(g.edges).toEqual(expect.arrayContaining([{ from: ids.a, to: ids.b }, { from: ids.box, to: ids.c }]));
+    expect(g.edges).toEqual(expect.arrayContaining([{ from: ids.a, to: ids.b }, { from: ids.box, to: ids.c }, { from: ids.c, to: ids.cleanup, allowFailure: true }]));
     expect(g.nodes[0]).not.toHaveProperty('args');
     expect((await get('/api/graph/999999999')).status).toBe(404);
   });
