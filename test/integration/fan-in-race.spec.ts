@@ -14,7 +14,7 @@ describeDialects('fan-in promotion under concurrent finalizes (3 processes)', (d
   const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    app = await startQueueApp(db, { worker: false, externalTypes: ['noop'] });
+    app = await startQueueApp(db, { worker: false, externalTypes: ['noop', 'chaos'] });
     await installProbes(app);
   });
   afterAll(async () => {
@@ -45,5 +45,24 @@ describeDialects('fan-in promotion under concurrent finalizes (3 processes)', (d
     // The finalizes really came from several processes (containers roll up with no owner).
     const spread = await app.rows(`SELECT COUNT(DISTINCT worker) AS n FROM finalize_audit WHERE worker IS NOT NULL`);
     expect(Number(spread[0].n)).toBeGreaterThanOrEqual(2);
+  });
+
+  it('counts a fan-in down once per upstream when half of them fail along edges that allow it', async () => {
+    const before = await finalizeCounts(app);
+    const nodes: GraphNode[] = [];
+    for (let f = 0; f < 150; f++) {
+      // Even upstreams succeed, odd ones fail for good: both finalize paths race on the join's row.
+      for (let u = 0; u < 8; u++) nodes.push({ ref: `u${f}.${u}`, type: 'chaos', args: { ms: 0, ...(u % 2 ? { fail: 'always' } : {}) } });
+      nodes.push({ ref: `join${f}`, type: 'noop', dependsOn: Array.from({ length: 8 }, (_, u) => ({ job: `u${f}.${u}`, allowFailure: true })) });
+      nodes.push({ ref: `after${f}`, type: 'noop', dependsOn: [`join${f}`] });
+    }
+    const ids = await app.queue.enqueueGraph(nodes);
+    for (let f = 0; f < 150; f++) expect(await app.queue.waitFor(ids[`after${f}`], { timeoutMs: 60_000 })).toMatchObject({ state: 'done' });
+    const mine = Object.values(ids);
+    const states = await app.rows(`SELECT state, COUNT(*) AS n FROM jobs WHERE id >= ${Math.min(...mine)} GROUP BY state ORDER BY state`);
+    expect(states.map((r) => [r.state, Number(r.n)])).toEqual([['done', 150 * 6], ['failed', 150 * 4]]);
+    const counts = await finalizeCounts(app);
+    for (const id of mine) expect([id, counts.get(id)]).toEqual([id, 1]);
+    expect(counts.size).toBe(before.size + nodes.length);
   });
 });
