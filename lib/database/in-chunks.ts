@@ -23,14 +23,14 @@ export function skewedListChunk(d: SqlDialect): number {
 export async function inChunks(
   tx: SqlExecutor,
   ids: readonly number[],
-  statement: (list: ReturnType<typeof sql.list>) => Sql,
+  statement: (list: ReturnType<typeof sql.list>, ids: readonly number[]) => Sql,
   size = LIST_CHUNK,
 ): Promise<Row[]> {
   const out: Row[] = [];
   const yields = tx.dialect.name === 'sqlite';
   for (const [i, chunk] of chunked(ids, size).entries()) {
     if (yields && i) await new Promise((resolve) => setImmediate(resolve));
-    const { rows } = await tx.run(statement(sql.list(chunk)));
+    const { rows } = await tx.run(statement(sql.list(chunk), chunk));
     for (const r of rows) out.push(r);
   }
   return out;

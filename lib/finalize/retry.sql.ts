@@ -74,6 +74,7 @@ export async function retryJobs(tx: SqlExecutor, given: readonly number[]): Prom
     for (const chunk of chunked(frontier, skewedListChunk(d))) {
       const list = sql.list(chunk);
       // Each edge from the frontier once (no frontier job is walked twice); a parent has no edge.
+      // An edge that allows failure leads nowhere: its dependent was not cancelled by this job.
       const { rows } = await tx.run(sql`
         SELECT dep.depends_on_id AS up, j.id FROM job_deps dep JOIN jobs j${byIdOnly} ON j.id = dep.job_id
           WHERE dep.depends_on_id IN (${list}) AND dep.allow_failure = 0 AND j.state = 'cancelled'
@@ -178,6 +179,10 @@ async function lenientEdgesWithin(tx: SqlExecutor, jobIds: number[], closure: Re
  * runs, keeps the outcome it saw.
  */
 async function reopenLenientEdges(tx: SqlExecutor, reopened: readonly number[], closure: ReadonlySet<number>): Promise<void> {
+  // PostgreSQL and SQLite: most databases hold no such edge, and their partial index says so in
+  // one probe, where a read per slice of the closure took 100 statements for 100,000 jobs. The
+  // closure is locked: an enqueue naming one of its jobs has committed, or waits for this one.
+  if (tx.dialect.name !== 'mysql' && !(await tx.run(sql`SELECT 1 AS x FROM job_deps WHERE allow_failure = 1 LIMIT 1`)).rows.length) return;
   const edges = await inChunks(tx, reopened, (list) =>
     sql`SELECT job_id, COUNT(*) AS n FROM job_deps WHERE depends_on_id IN (${list}) AND allow_failure = 1 GROUP BY job_id`, skewedListChunk(tx.dialect));
   const counts = new Map<number, number>();
