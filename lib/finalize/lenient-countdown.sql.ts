@@ -1,5 +1,6 @@
 import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
+import { idsByCount } from './ids-by-count';
 
 /**
  * Counts down dependents for upstreams that failed or were cancelled along edges that allow
@@ -10,17 +11,11 @@ import type { SqlExecutor } from '../database/sql-executor';
  * Returns how many became ready, or -1 where the database cannot say without another read (MySQL).
  */
 export async function countDownLenient(tx: SqlExecutor, counts: ReadonlyMap<number, number>): Promise<number> {
-  const byCount = new Map<number, number[]>();
-  for (const [id, n] of counts) {
-    const ids = byCount.get(n);
-    if (ids) ids.push(id);
-    else byCount.set(n, [id]);
-  }
   const now = tx.dialect.now();
   const returning = tx.dialect.supportsReturning;
   let promoted = 0;
-  for (const [n, ids] of byCount) {
-    for (const chunk of chunked(ids.sort((a, b) => a - b))) {
+  for (const [n, ids] of idsByCount(counts)) {
+    for (const chunk of chunked(ids)) {
       // MySQL assigns left to right with new values, PostgreSQL and SQLite from the old row:
       // `state` first reads the old pending_deps on all three.
       const { rows } = await tx.run(sql`UPDATE jobs SET

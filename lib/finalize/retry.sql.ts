@@ -3,6 +3,7 @@ import { chunked, sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { cascade } from './cascade.sql';
 import { notYetCountedDown } from './promotion-slices.sql';
+import { idsByCount } from './ids-by-count';
 import { planRetry } from './retry-plan';
 import { toSettled, type CascadeResult } from './settled-job';
 
@@ -190,16 +191,9 @@ async function reopenLenientEdges(tx: SqlExecutor, reopened: readonly number[], 
     const id = Number(e.job_id);
     if (!closure.has(id)) counts.set(id, (counts.get(id) ?? 0) + Number(e.n));
   }
-  if (!counts.size) return;
-  const byCount = new Map<number, number[]>();
-  for (const [id, n] of counts) {
-    const list = byCount.get(n);
-    if (list) list.push(id);
-    else byCount.set(n, [id]);
-  }
   const now = tx.dialect.now();
-  for (const [n, list] of byCount) {
-    await inChunks(tx, list.sort((a, b) => a - b), (chunk) => sql`UPDATE jobs SET state = 'waiting', pending_deps = pending_deps + ${n},
+  for (const [n, list] of idsByCount(counts)) {
+    await inChunks(tx, list, (chunk) => sql`UPDATE jobs SET state = 'waiting', pending_deps = pending_deps + ${n},
         updated_at = ${now} WHERE id IN (${chunk}) AND state IN ('waiting', 'ready')`);
   }
 }
