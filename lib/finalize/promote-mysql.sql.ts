@@ -1,5 +1,6 @@
 import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
+import { idsByCount } from './ids-by-count';
 
 /**
  * MySQL/MariaDB: the counts come back to this process and go out as single-table UPDATEs by id,
@@ -16,16 +17,9 @@ export async function promoteDependentsMysql(tx: SqlExecutor, counts: Sql): Prom
 /** The UPDATEs of promoteDependentsMysql for counts already read (`job_id`, `n`). */
 export async function applyCountsMysql(tx: SqlExecutor, rows: Row[]): Promise<number> {
   if (!rows.length) return 0;
-  const byCount = new Map<number, number[]>();
-  for (const r of rows) {
-    const n = Number(r.n);
-    const ids = byCount.get(n);
-    if (ids) ids.push(Number(r.job_id));
-    else byCount.set(n, [Number(r.job_id)]);
-  }
   const now = tx.dialect.now();
-  for (const [n, ids] of byCount) {
-    for (const chunk of chunked(ids.sort((a, b) => a - b))) {
+  for (const [n, ids] of idsByCount(rows.map((r) => [Number(r.job_id), Number(r.n)] as const))) {
+    for (const chunk of chunked(ids)) {
       await tx.run(sql`UPDATE jobs SET
           state = CASE WHEN state = 'waiting' AND is_container = 0 AND pending_deps - ${n} <= 0 THEN 'ready' ELSE state END,
           pending_deps = pending_deps - ${n}, updated_at = ${now}

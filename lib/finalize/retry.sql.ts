@@ -199,14 +199,7 @@ async function reopenLenientEdges(tx: SqlExecutor, reopened: readonly number[], 
 }
 
 async function setCounts(tx: SqlExecutor, rows: Row[], idColumn: string, column: string, countColumn: string): Promise<void> {
-  const byCount = new Map<number, number[]>();
-  for (const r of rows) {
-    const n = Number(r[countColumn]);
-    const ids = byCount.get(n);
-    if (ids) ids.push(Number(r[idColumn]));
-    else byCount.set(n, [Number(r[idColumn])]);
-  }
-  for (const [n, ids] of byCount) {
-    await inChunks(tx, ids.sort((a, b) => a - b), (list) => sql`UPDATE jobs SET ${sql.raw(column)} = ${n} WHERE id IN (${list})`);
+  for (const [n, ids] of idsByCount(rows.map((r) => [Number(r[idColumn]), Number(r[countColumn])] as const))) {
+    await inChunks(tx, ids, (list) => sql`UPDATE jobs SET ${sql.raw(column)} = ${n} WHERE id IN (${list})`);
   }
 }

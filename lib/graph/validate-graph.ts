@@ -89,7 +89,6 @@ export function validateGraph(nodes: readonly GraphNodeShape[]): PlannedNode[] {
     }
     const indices = new Set<number>();
     const ids = new Set<number>();
-    const strict = { indices: new Set<number>(), ids: new Set<number>() };
     let lenient: { indices: Set<number>; ids: Set<number> } | undefined;
     for (const entry of deps) {
       const { dep, allowFailure } = unwrapDependency(entry, node.ref);
@@ -99,20 +98,24 @@ export function validateGraph(nodes: readonly GraphNodeShape[]): PlannedNode[] {
         if (d === i) throw new SelfDependencyError(node.ref);
         indices.add(d);
         if (allowFailure) (lenient ??= { indices: new Set(), ids: new Set() }).indices.add(d);
-        else strict.indices.add(d);
       } else if (typeof dep === 'number' && Number.isSafeInteger(dep) && dep > 0) {
         ids.add(dep);
         if (allowFailure) (lenient ??= { indices: new Set(), ids: new Set() }).ids.add(dep);
-        else strict.ids.add(dep);
       } else {
         throw new InvalidJobError('dependsOn', 'refs (strings) or job ids (positive integers)', dep, node.ref);
       }
     }
     ownIndices.push([...indices]);
     ownIds.push([...ids]);
+    // Only a node with a lenient entry reads its entries again, for strict mentions of the same
+    // dependency: the common node allocates nothing more (a 1,000,000-node graph, no Set per node).
     if (lenient) {
-      strict.indices.forEach((d) => lenient!.indices.delete(d));
-      strict.ids.forEach((d) => lenient!.ids.delete(d));
+      for (const entry of deps) {
+        const { dep, allowFailure } = unwrapDependency(entry, node.ref);
+        if (allowFailure) continue;
+        if (typeof dep === 'string') lenient.indices.delete(indexOf.get(dep)!);
+        else lenient.ids.delete(dep as number);
+      }
       if (lenient.indices.size || lenient.ids.size) ownLenient.set(i, lenient);
     }
   });
