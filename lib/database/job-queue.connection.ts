@@ -6,6 +6,7 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { runJobQueueMigrations } from '../migrations/migration-runner';
 import { assertSchemaCurrent } from '../migrations/schema-check';
 import { destroySockets } from './destroy-sockets';
+import { hearClientErrors } from './hear-client-errors';
 import { sqlDialect } from './dialects';
 import { JobQueueDatabase } from './job-queue.database';
 import { DEFAULT_MAX_RESULT_BYTES } from '../options/resolve-options';
@@ -33,6 +34,7 @@ export class JobQueueConnection {
     const shared = options.dataSource && options.dialect !== 'sqlite' ? options.dataSource : undefined;
     const dataSource = shared ?? new DataSource(dataSourceOptions(options));
     if (!dataSource.isInitialized) await dataSource.initialize();
+    if (options.dialect === 'postgres') hearClientErrors(dataSource);
     try {
       const db = new JobQueueDatabase(dataSource, sqlDialect(options.dialect), !shared, options.queryTimeoutMs);
       const server = parseServerVersion(options.dialect, await readVersion(db));
