@@ -21,10 +21,15 @@ interface PgPool {
  */
 export function hearClientErrors(dataSource: DataSource): void {
   const pool = (dataSource.driver as unknown as { master?: PgPool }).master;
-  if (!pool || typeof pool.on !== 'function') return;
+  if (!pool || typeof pool.on !== 'function' || heard.has(pool)) return;
+  // Once per pool: queues that share a DataSource would otherwise stack one 'connect' listener
+  // each (Node warns past ten) and give every client one more listener per queue.
+  heard.add(pool);
   const hear = (client: PgPoolClient) => client.on('error', ignore);
   pool.on('connect', hear); // emitted by pg-pool before the new client is handed out
   for (const client of pool._clients ?? []) hear(client); // those TypeORM's initialize opened
 }
+
+const heard = new WeakSet<PgPool>();
 
 function ignore(): void {}

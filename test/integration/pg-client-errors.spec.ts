@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 
@@ -33,6 +34,25 @@ describeDialects(
       expect(pool.totalCount).toBeGreaterThan(1);
       expect(heard.length).toBeGreaterThanOrEqual(18);
       expect(heard.filter((n) => n === 0)).toEqual([]);
+    });
+
+    it("queues that share the application's DataSource hear its pool once, however many open", async () => {
+      const appDs = new DataSource({ type: 'postgres', url: db.location, poolSize: 4 } as never);
+      await appDs.initialize();
+      const pool = (appDs.driver as unknown as { master: { listenerCount(e: string): number; _clients: PoolClient[] } }).master;
+      const queues: QueueApp[] = [];
+      try {
+        // Twelve: past Node's ten-listener warning, which stacked listeners would have crossed.
+        for (let i = 0; i < 12; i++) queues.push(await startQueueApp(db, { dataSource: appDs, url: undefined, worker: false, externalTypes: ['t'] }));
+        await Promise.all(queues.map((q, i) => q.queue.enqueue({ type: 't', args: { i } })));
+        expect(pool.listenerCount('connect')).toBe(1);
+        expect(pool._clients.length).toBeGreaterThan(0);
+        // pg-pool's own idle listener may be on an idle client as well; ours is on it once.
+        for (const client of pool._clients) expect(client.listenerCount('error')).toBeLessThanOrEqual(2);
+      } finally {
+        for (const q of queues) await q.close();
+        await appDs.destroy();
+      }
     });
   },
   ['postgres'],
