@@ -49,10 +49,10 @@ describeDialects(
     let app: QueueApp;
     let producer: QueueApp;
 
-    /** Statements as the server's superuser (the test database may be dropped already). */
-    async function admin<T>(work: (run: (text: string) => Promise<unknown>) => Promise<T>): Promise<T> {
+    /** Statements as the server's superuser; on PostgreSQL in the test database with `inTestDatabase`. */
+    async function admin<T>(work: (run: (text: string) => Promise<unknown>) => Promise<T>, inTestDatabase = false): Promise<T> {
       if (db.dialect === 'postgres') {
-        const c = new pg.Client({ connectionString: PG_URL });
+        const c = new pg.Client({ connectionString: inTestDatabase ? db.location : PG_URL });
         await c.connect();
         try {
           return await work((text) => c.query(text));
@@ -108,10 +108,15 @@ describeDialects(
     afterAll(async () => {
       await app?.close();
       await producer?.close();
+      // Before the test database is dropped: the role owns it and the tables in it, which it
+      // hands back to the superuser first (REASSIGN OWNED reaches the current database's objects).
       await admin(async (run) => {
-        if (db.dialect === 'postgres') await run(`DROP ROLE IF EXISTS ${user}`);
-        else await run(`DROP USER IF EXISTS '${user}'@'%'`);
-      });
+        if (db.dialect === 'postgres') {
+          await run(`REASSIGN OWNED BY ${user} TO CURRENT_USER`);
+          await run(`DROP OWNED BY ${user}`);
+          await run(`DROP ROLE IF EXISTS ${user}`);
+        } else await run(`DROP USER IF EXISTS '${user}'@'%'`);
+      }, true);
     });
 
     it('every job completes on its first and only attempt, the pool keeping to the connections it has', async () => {

@@ -17,8 +17,11 @@ export function describeDialects(
     (run ? describe : describe.skip)(`[${dialect}] ${title}`, () => {
       const db = new TestDatabase(dialect);
       beforeAll(() => db.create());
-      afterAll(() => db.drop());
       body(db);
+      // After the body's own afterAll hooks: Jest runs a block's afterAll hooks in the order they
+      // were declared, so declared first, the drop came before the spec closed its apps, which
+      // then shut down against a database gone (PostgreSQL's FORCE ends their connections).
+      afterAll(() => db.drop());
     });
   }
 }
