@@ -174,6 +174,7 @@ export class FinalizeService {
   }
 
   private enqueue(item: Pending): void {
+    if (this.givenUp) return this.giveUp([item], false); // a handler that ended past the deadline
     this.queue.push(item);
     // setImmediate: outcomes of handlers that finish in the same turn share a transaction.
     if (!this.flushing) this.flushing = new Promise((r) => setImmediate(r)).then(() => this.flushLoop());
@@ -188,7 +189,10 @@ export class FinalizeService {
         if (!first) await new Promise((r) => setImmediate(r));
         const batch = takeBatch(this.queue, MAX_BATCH, this.batchBytes, bytesOf);
         this.writing = batch.length;
-        for (const part of this.byKind(batch)) await this.flushBatch(part);
+        for (const part of this.byKind(batch)) {
+          if (this.givenUp) this.giveUp(part, true);
+          else await this.flushBatch(part);
+        }
       }
     } finally {
       this.flushing = undefined;
@@ -363,6 +367,24 @@ export class FinalizeService {
    */
   stopRetrying(): void {
     this.retrying.abort();
+    // Nor is a batch started any more: it would open a connection the shutdown is closing, or
+    // fail on the closed pool, after app.close() returned.
+    this.giveUp(this.queue.splice(0), false);
+  }
+
+  private get givenUp(): boolean {
+    return this.retrying.signal.aborted;
+  }
+
+  /**
+   * Results the shutdown could wait no longer for: what the deadline's warning announced, one
+   * line, not a failed write's error and stack.
+   */
+  private giveUp(items: Pending[], wereWriting: boolean): void {
+    if (!items.length) return;
+    if (wereWriting) this.lose(items);
+    else for (const p of items) p.resolve('lost');
+    this.logger.warn(`shutdown: ${items.length} result(s) not written; their leases will expire and the jobs will run again`);
   }
 
   private async onWriteError(err: unknown, items: Pending[], attempt: number): Promise<WriteErrorAction> {
@@ -428,6 +450,8 @@ export class FinalizeService {
     const first = await writeIsolatingFailures(batch, writer);
     for (const { items, error } of first.abandoned) this.abandon(items, error);
     if (!first.refused.length) return;
+    // Past the deadline, a refusal is most likely the closing pool's; nothing more is written.
+    if (this.givenUp) return this.giveUp(first.refused.map((r) => r.item), true);
 
     // A job the database refused alone: a failed attempt is written instead (see failureForRefused).
     const replacements = first.refused.map(({ item, error }): Pending => {
@@ -442,6 +466,7 @@ export class FinalizeService {
     });
     const second = await writeIsolatingFailures(replacements, writer);
     for (const { items, error } of second.abandoned) this.abandon(items, error);
+    if (this.givenUp) return this.giveUp(second.refused.map((r) => r.item), true);
     for (const { item, error } of second.refused) {
       this.logger.error(
         `job ${idOf(item)}: the database refused even recording the failed attempt (${quoteDbError(error)}); its lease will expire and the reclaim sweep will take it`,
@@ -451,6 +476,7 @@ export class FinalizeService {
   }
 
   private abandon(items: Pending[], err: unknown): void {
+    if (this.givenUp) return this.giveUp(items, true);
     this.logger.error(`finalize of ${items.length} job(s) failed; their leases will expire and they will run again`, (err as Error).stack);
     this.lose(items);
   }

@@ -86,7 +86,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     // Paused types and groups (persisted) hold from the first claim; re-read every half poll
     // interval, so a pause reaches every worker within one, and at once on a notification.
     await this.paused.refresh();
-    this.every('pause', Math.max(10, Math.floor(o.pollIntervalMs / 2)), () => this.refreshPaused());
+    this.every('pause', Math.max(10, Math.floor(o.pollIntervalMs / 2)), () => this.paused.readQueued || this.refreshPaused());
     this.every('poll', o.pollIntervalMs, () => this.scheduler.trigger());
     this.every('heartbeat', o.heartbeatIntervalMs, () => this.scheduler.heartbeat());
     this.every('reclaim', o.reclaimIntervalMs, () => this.sweeps.reclaim());

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { Registry } from 'prom-client';
@@ -161,6 +161,8 @@ describeDialects(
       }
       const own = new TcpProxy('127.0.0.1', Number(new URL(db.location).port));
       await own.start();
+      const errors = jest.spyOn(Logger.prototype, 'error');
+      const warns = jest.spyOn(Logger.prototype, 'warn');
       const app = await Test.createTestingModule({
         imports: [JobQueueModule.forRoot(db.options({ url: own.url(db.location), concurrency: 4, pollIntervalMs: 50, shutdownGraceMs: GRACE_MS, leaseTtlMs: 3_000 }))],
         providers: [Sleepy],
@@ -187,7 +189,22 @@ describeDialects(
         const took = await within(closing, bound + 10_000);
         expect(typeof took === 'number' && took <= bound ? 'in time' : took).toBe('in time');
         expect(own.openConnections).toBe(0); // the client side of every connection is closed
+        // Nothing of it touches the database once close() returned: no batch of results started
+        // on a pool being closed (an error and its stack each), no new connection.
+        const accepted = own.accepted;
+        own.thaw();
+        await new Promise((r) => setTimeout(r, 1_000));
+        expect(own.accepted).toBe(accepted);
+        expect(errors.mock.calls.map((c) => c[0])).toEqual([]);
+        const lines = warns.mock.calls.map((c) => String(c[0]));
+        expect(lines.filter((l) => l.startsWith('shutdown: the database did not answer in time'))).toHaveLength(1);
+        // One warning per read that failed, not one per timer tick that waited for it.
+        expect(lines.filter((l) => l.startsWith('could not read paused types and groups')).length).toBeLessThanOrEqual(2);
+        const unwritten = lines.filter((l) => /^shutdown: \d+ result\(s\) not written/.test(l));
+        process.stdout.write(`[${db.dialect}] busy worker closed in ${took} ms (bound ${bound}); ${unwritten.join(', ') || 'no result unwritten'}\n`);
       } finally {
+        errors.mockRestore();
+        warns.mockRestore();
         own.thaw();
         await closing;
         await own.stop();

@@ -16,6 +16,8 @@ export class TcpProxy {
   private readonly upstreams = new Map<net.Socket, net.Socket>();
   private frozen = false;
   port = 0;
+  /** Connections accepted since start. */
+  accepted = 0;
 
   constructor(
     private readonly host: string,
@@ -27,6 +29,7 @@ export class TcpProxy {
     // Half-open sockets: a side's FIN is held while frozen too, as a network that drops packets
     // would (a client that ends a connection does not see it close until the other side answers).
     this.server = net.createServer({ allowHalfOpen: true }, (client) => {
+      this.accepted++;
       const upstream = net.connect({ port: this.targetPort, host: this.host, allowHalfOpen: true });
       const forward = (from: net.Socket, to: net.Socket) => {
         const pass = (send: () => void) => {
