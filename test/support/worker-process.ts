@@ -2,13 +2,14 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-// Specs run from the repository root (ESM has no __dirname).
-const DIST_WORKERS = join(process.cwd(), 'dist/test/workers');
+// Specs run from the repository root (ESM has no __dirname). One file per worker script,
+// bundled by global-setup (see bundleWorkers there).
+const DIST_WORKERS = join(process.cwd(), 'dist/test/worker-bundles');
 
 export type WorkerMessage = { type: string } & Record<string, unknown>;
 
 /**
- * A real OS process running one of test/workers/*.ts (compiled to dist/ by global-setup),
+ * A real OS process running one of test/workers/*.ts (compiled and bundled by global-setup),
  * exchanging one JSON message per line.
  */
 export class WorkerProcess {
