@@ -10,6 +10,7 @@ import { JobQueueMetricsModule } from 'nestjs-sql-job-queue/metrics';
 import { MIN_DATABASE_WAIT_MS } from '../../lib/scheduler/shutdown-deadline';
 import { describeDialects } from '../support/describe-dialects';
 import { TcpProxy } from '../support/tcp-proxy';
+import { eventually } from '../support/wait';
 
 /** Prometheus' default scrape_timeout: a scrape slower than this fails, counters and all. */
 const SCRAPE_TIMEOUT_MS = 10_000;
@@ -188,7 +189,12 @@ describeDialects(
         const bound = GRACE_MS + Math.max(GRACE_MS, MIN_DATABASE_WAIT_MS) + 1_000 + 1_000;
         const took = await within(closing, bound + 10_000);
         expect(typeof took === 'number' && took <= bound ? 'in time' : took).toBe('in time');
-        expect(own.openConnections).toBe(0); // the client side of every connection is closed
+        // The client side of every connection is closed. The proxy hears of a destroyed socket in
+        // a later turn of the event loop than the pool does, and close() may return in between
+        // (seen once in CI, MariaDB: 1 open); a connection left open would stay so, the server
+        // being silent, so a short wait hides nothing.
+        await eventually('every proxied connection closed by the client', async () => own.openConnections === 0, 500, 10).catch(() => undefined);
+        expect(own.openConnections).toBe(0);
         // Nothing of it touches the database once close() returned: no batch of results started
         // on a pool being closed (an error and its stack each), no new connection.
         const accepted = own.accepted;
