@@ -82,7 +82,7 @@ export class FinalizeService {
   private claimer: FollowUpClaimer | undefined;
   /** The write in flight has reached its claim (or failed): it no longer claims for a tick that skips. */
   private claimPassed = true;
-  /** Aborted by stopRetrying(). */
+  /** Aborted by giveUpUnwritten(). */
   private readonly retrying = new AbortController();
 
   constructor(
@@ -189,9 +189,13 @@ export class FinalizeService {
         if (!first) await new Promise((r) => setImmediate(r));
         const batch = takeBatch(this.queue, MAX_BATCH, this.batchBytes, bytesOf);
         this.writing = batch.length;
-        for (const part of this.byKind(batch)) {
-          if (this.givenUp) this.giveUp(part, true);
-          else await this.flushBatch(part);
+        const parts = this.byKind(batch);
+        for (const [i, part] of parts.entries()) {
+          if (this.givenUp) {
+            this.giveUp(parts.slice(i).flat(), true); // the rest of the batch, in one warning
+            break;
+          }
+          await this.flushBatch(part);
         }
       }
     } finally {
@@ -362,10 +366,10 @@ export class FinalizeService {
   }
 
   /**
-   * From now on a batch the database cannot take is given up instead of held and retried: the
-   * shutdown could wait no longer (see ShutdownDeadline). Its jobs' leases expire and they run again.
+   * The shutdown could wait no longer (see ShutdownDeadline): results not yet written are given up
+   * now, and from now on nothing is held or retried. Their jobs' leases expire and they run again.
    */
-  stopRetrying(): void {
+  giveUpUnwritten(): void {
     this.retrying.abort();
     // Nor is a batch started any more: it would open a connection the shutdown is closing, or
     // fail on the closed pool, after app.close() returned.

@@ -65,7 +65,7 @@ export class JobQueueOrchestrator implements OnApplicationBootstrap, BeforeAppli
     private readonly lifecycle: JobLifecycle,
     private readonly clock: ShutdownClock,
   ) {
-    clock.whenPassed(() => this.finalizer.stopRetrying());
+    clock.whenPassed(() => this.finalizer.giveUpUnwritten());
   }
 
   async onApplicationBootstrap(): Promise<void> {
