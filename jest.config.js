@@ -26,8 +26,8 @@ module.exports = {
   // Phase 1 took 677 s instead of 759 s here, with every timing spec passing.
   maxWorkers: 3,
   // A worker's heap grew to 0.4-1.1 GB over the integration files (vm contexts of every file it
-  // ran); its exit at the end outlasted Jest's 500 ms ("failed to exit gracefully … force exited"
-  // in every full run) and its GC slowed the files late in the run. Restarted past this size, no
-  // worker was force-exited and phase 1 took 674 s against 728 and 794 s the same day.
+  // ran), and its exit at the end outlasted Jest's 500 ms ("failed to exit gracefully … force
+  // exited" in every full run). Restarted past this size, no worker was force-exited; phase 1 took
+  // 674 and 683 s against 728 and 794 s without it the same day (one run each, a noisy machine).
   workerIdleMemoryLimit: '800MB',
 };
