@@ -93,6 +93,9 @@ import { JobQueueErrorLinesMysql1769500000001 } from './mysql/1769500000001-job-
 import { JobQueueAllowFailureMysql1769600000001 } from './mysql/1769600000001-job-queue-allow-failure';
 import { JobQueueErrorLinesSqlite1769500000001 } from './sqlite/1769500000001-job-queue-error-lines';
 import { JobQueueAllowFailureSqlite1769600000001 } from './sqlite/1769600000001-job-queue-allow-failure';
+import { JobQueueTickerPostgres1769700000001 } from './postgres/1769700000001-job-queue-ticker';
+import { JobQueueTickerMysql1769700000001 } from './mysql/1769700000001-job-queue-ticker';
+import { JobQueueTickerSqlite1769700000001 } from './sqlite/1769700000001-job-queue-ticker';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -138,6 +141,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSnoozesPostgres1769400000001,
     JobQueueErrorLinesPostgres1769500000001,
     JobQueueAllowFailurePostgres1769600000001,
+    JobQueueTickerPostgres1769700000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -167,6 +171,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSnoozesMysql1769400000001,
     JobQueueErrorLinesMysql1769500000001,
     JobQueueAllowFailureMysql1769600000001,
+    JobQueueTickerMysql1769700000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -193,6 +198,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueSnoozesSqlite1769400000001,
     JobQueueErrorLinesSqlite1769500000001,
     JobQueueAllowFailureSqlite1769600000001,
+    JobQueueTickerSqlite1769700000001,
   ],
 };
 

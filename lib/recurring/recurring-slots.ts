@@ -12,7 +12,8 @@ export interface SlotPlanInput {
   misfireGraceMs: number;
   backfill: Backfill;
   /**
-   * Since when the planning process has been ticking without a break (the database's clock).
+   * Since when the workers have been ticking without a break (the database's clock; the cluster's
+   * run, not the planning process's own).
    * Slots are judged late against it, not against `now`: ticks that work through 10,000
    * schedules due at once take seconds, and the last ones are not missed for that. Omitted: `now`.
    */
@@ -24,7 +25,7 @@ export interface SlotPlan {
   slots: Array<{ at: Date; backfill: boolean }>;
   /** The first slot after `now`: the schedule's new `next_run_at`. */
   next: Date;
-  /** Slots were missed (due for longer than the grace when the process began ticking); `backfill` chose which of them run. */
+  /** Slots were missed (due for longer than the grace when the ticking began); `backfill` chose which of them run. */
   missed: boolean;
 }
 

@@ -16,6 +16,7 @@ import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import type { GraphNode } from '../job.types';
 import { notifyInTransaction } from '../notify/notify.sql';
+import { tickerContact } from './ticker.sql';
 import { RecurringExplorer } from './recurring.explorer';
 import { CronClock } from './cron-clock';
 import { nextSlot, planSlots } from './recurring-slots';
@@ -57,8 +58,10 @@ const JOBS_PER_TICK = 5_000;
  * was longer than a string can be) and crashed the process out of heap on SQLite, every tick.
  */
 const CHARS_PER_TICK = 16 * 1024 * 1024;
-/** Ticks that reached the database at most this far apart belong to one run (see `streak`). */
+/** Ticks that reached the database at most this far apart, from any process, belong to one run (see `tickerContact`). */
 const STREAK_GAP_MS = 5 * RECURRING_TICK_MS;
+/** A cluster's contact this recent is only read (see `tickerContact`). */
+const CONTACT_FRESH_MS = RECURRING_TICK_MS / 2;
 /**
  * A schedule row that no longer checks out is tried again this much later. Left due, it kept its
  * place at the head of the due rows: 500 of them filled every tick's batch, which then never
@@ -92,15 +95,6 @@ const PRUNE_EVERY_MS = 60_000;
 export class RecurringService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('JobQueue');
   private ticking: Promise<void> | null = null;
-  /**
-   * This process's unbroken run of ticks (performance.now() times): a slot is missed only if it
-   * was due for longer than its grace when the run began. Within a run, a slot late because the
-   * ticks had thousands of schedules to work through is late, not missed. `onDb` is its start on
-   * the database's clock, measured once: measured again at each transaction, it moved by the
-   * millisecond the two clocks drift or round apart, and a slot at the edge of the grace was
-   * missed in one transaction and on time in the next (a backfill of 60 enqueued 59).
-   */
-  private streak: { start: number; lastContact: number; onDb?: number } | undefined;
   /** Memoized cron arithmetic: tenants share expressions and slots (see CronClock). */
   private readonly clock = new CronClock();
   private timerName: string;
@@ -200,22 +194,20 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
       const pruned = await pruneLapsedDeclarations(db, PRUNE_LAPSED_AFTER_MS);
       if (pruned) this.logger.log(`recurring: deleted ${pruned} @Recurring schedule(s) that no running process had declared for ${PRUNE_LAPSED_AFTER_MS / 86_400_000} days`);
     }
-    // A break (ticks failing, or not running) longer than this starts a new streak.
-    const at = performance.now();
-    const goesOn = this.streak !== undefined && at - this.streak.lastContact <= STREAK_GAP_MS;
-    const streakStart = goesOn ? this.streak!.start : at;
-    let streakOnDb = goesOn ? this.streak!.onDb : undefined;
     // Schedules locked per transaction: fewer while their size cuts the reads short, so each
     // transaction does not weigh 500 rows of megabytes to read a few dozen (MySQL reads them all).
     let lockLimit = SCHEDULES_PER_TICK;
     for (;;) {
-      const due = await anyScheduleDue(db);
-      this.streak = { start: streakStart, lastContact: performance.now(), onDb: streakOnDb };
-      if (!due) return;
-      const { more, ready, enqueued, missed, read, locked, tickingSince } = await withKeyRaceRetry(() =>
+      // A slot is missed only if it was due for longer than its grace when the cluster's run of
+      // ticks began: within a run, a slot late because the ticks had thousands of schedules to
+      // work through is late, not missed, whichever process takes it. One start for all
+      // processes: each judging by its own, two replicas that began a second apart and split a
+      // tick's schedules skipped different slots of them.
+      const tickingSince = await tickerContact(db, STREAK_GAP_MS, CONTACT_FRESH_MS);
+      if (!(await anyScheduleDue(db))) return;
+      const { more, ready, enqueued, missed, read, locked } = await withKeyRaceRetry(() =>
         db.transaction(async (tx) => {
           const { now, due, locked } = await lockDueSchedules(tx, lockLimit, CHARS_PER_TICK);
-          const tickingSince = new Date(streakOnDb ?? now.getTime() - (performance.now() - streakStart));
           const missed: string[] = [];
           // All due slots of all locked schedules in one multi-row insert, then one update for all.
           const nodes: GraphNode[] = [];
@@ -272,11 +264,9 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
           if (ticks.length) await recordTicks(tx, ticks);
           if (readyCount && this.options.listenNotify) await notifyInTransaction(tx, 'r');
           // A batch cut short counts as full: more are due.
-          return { more: cut || locked >= lockLimit, ready: readyCount, enqueued, missed, read: due.length, locked, tickingSince };
+          return { more: cut || locked >= lockLimit, ready: readyCount, enqueued, missed, read: due.length, locked };
         }),
       );
-      streakOnDb = tickingSince.getTime();
-      this.streak = { start: streakStart, lastContact: performance.now(), onDb: streakOnDb };
       if (missed.length) this.warnMissed(missed);
       if (this.lifecycle.active && enqueued.length) this.lifecycle.enqueued(enqueued);
       if (ready) this.events.wake();
@@ -290,7 +280,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
   private warnMissed(names: readonly string[]): void {
     const named = names.slice(0, 5).map((n) => `"${n}"`).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
     this.logger.warn(
-      `recurring: ${names.length} schedule(s) had slots older than their misfireGraceMs when this process began ticking (it was starting, or could not reach the database); their backfill option chose which of those run: ${named}`,
+      `recurring: ${names.length} schedule(s) had slots older than their misfireGraceMs when the workers began ticking (none had ticked, or reached the database, for over 5 s); their backfill option chose which of those run: ${named}`,
     );
   }
 

@@ -17,6 +17,13 @@ class Ticks {
   async tick(_args: RecurringArgs): Promise<void> {}
 }
 
+/** The handler of the take-over spec's schedule: a type of its own, so the specs after it count theirs alone. */
+@Injectable()
+class Handover {
+  @JobHandler('handover')
+  async handover(_args: RecurringArgs): Promise<void> {}
+}
+
 interface SlotJob {
   slot: number;
   backfill: boolean;
@@ -115,6 +122,37 @@ describeDialects('recurring jobs', (db) => {
     } finally {
       workers.forEach((w) => w.dead || w.kill());
       await app.close();
+    }
+  });
+
+  it('a process that joins a running cluster judges late slots by when the cluster began ticking, not by its own start', async () => {
+    // A rolling deploy: A has ticked for a while; B starts, A stops, and B takes over a slot that
+    // is older than the grace measured from B's start, but was due while A was ticking.
+    const a = await startQueueApp(db, { pollIntervalMs: 100 }, [Handover]);
+    let aOpen = true;
+    let b: QueueApp | undefined;
+    try {
+      const started = (await databaseNow(a.db)).getTime();
+      // The slot below is at most 5 s before B's start, so at least 1.5 s after A's first tick.
+      await eventually('A ticking for 5 s', async () => (await databaseNow(a.db)).getTime() >= started + 5_000, 30_000, 200);
+      b = await startQueueApp(db, { pollIntervalMs: 100 }, [Handover]);
+      const joined = (await databaseNow(b.db)).getTime();
+      aOpen = false;
+      await a.close();
+      await b.queue.schedule({ name: 'taken-over', cron: EVERY_SECOND, type: 'handover', misfireGraceMs: 1_500 });
+      // Its first slot 4 s before B started: missed by B's own clock (grace 1.5 s), on time for the cluster.
+      const first = Math.floor(joined / 1_000) * 1_000 - 4_000;
+      await b.db.run(sql`UPDATE job_queue_schedules SET next_run_at = ${b.db.dialect.timeParam(new Date(first))} WHERE name = 'taken-over'`);
+      await eventually('the slots from the first on', async () => (await slotJobs(b!, 'handover')).some((j) => j.slot >= first + 6_000), 30_000, 100);
+      const jobs = (await slotJobs(b, 'handover')).filter((j) => j.slot >= first);
+      expect(jobs[0]).toEqual({ slot: first, backfill: false, key: `recurring:taken-over:${new Date(first).toISOString()}` });
+      expectContiguous(jobs);
+    } finally {
+      if (b) {
+        await b.queue.unschedule('taken-over');
+        await b.close();
+      }
+      if (aOpen) await a.close();
     }
   });
 
