@@ -95,6 +95,10 @@ const PRUNE_EVERY_MS = 60_000;
 export class RecurringService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('JobQueue');
   private ticking: Promise<void> | null = null;
+  /** performance.now() of this process's last tick statement that reached the database. */
+  private lastContact = -Infinity;
+  /** The run's start this process ticked by last (see runTick). */
+  private tickingSince: Date | undefined;
   /** Memoized cron arithmetic: tenants share expressions and slots (see CronClock). */
   private readonly clock = new CronClock();
   private timerName: string;
@@ -203,7 +207,13 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
       // work through is late, not missed, whichever process takes it. One start for all
       // processes: each judging by its own, two replicas that began a second apart and split a
       // tick's schedules skipped different slots of them.
-      const tickingSince = await tickerContact(db, STREAK_GAP_MS, CONTACT_FRESH_MS);
+      const continuing = performance.now() - this.lastContact <= STREAK_GAP_MS;
+      const runSince = await tickerContact(db, { gapMs: STREAK_GAP_MS, freshMs: CONTACT_FRESH_MS, continuing });
+      this.lastContact = performance.now();
+      // A process that joined while this one was in a transaction longer than the gap found the
+      // row stale and started a run of its own: this one's older run still holds for it.
+      const tickingSince = continuing && this.tickingSince && this.tickingSince < runSince ? this.tickingSince : runSince;
+      this.tickingSince = tickingSince;
       if (!(await anyScheduleDue(db))) return;
       const { more, ready, enqueued, missed, read, locked } = await withKeyRaceRetry(() =>
         db.transaction(async (tx) => {
@@ -267,6 +277,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
           return { more: cut || locked >= lockLimit, ready: readyCount, enqueued, missed, read: due.length, locked };
         }),
       );
+      this.lastContact = performance.now();
       if (missed.length) this.warnMissed(missed);
       if (this.lifecycle.active && enqueued.length) this.lifecycle.enqueued(enqueued);
       if (ready) this.events.wake();
