@@ -133,7 +133,7 @@ describeDialects('recurring jobs', (db) => {
     let b: QueueApp | undefined;
     try {
       const started = (await databaseNow(a.db)).getTime();
-      // The slot below is at most 5 s before B's start, so at least 1.5 s after A's first tick.
+      // The slot below is at most 5 s before B's start, so after A's first tick: on time for the cluster.
       await eventually('A ticking for 5 s', async () => (await databaseNow(a.db)).getTime() >= started + 5_000, 30_000, 200);
       b = await startQueueApp(db, { pollIntervalMs: 100 }, [Handover]);
       const joined = (await databaseNow(b.db)).getTime();
