@@ -146,7 +146,8 @@ export interface JobQueueModuleOptions {
    * fails with DatabaseNoAnswerError, like one on a lost connection: the worker retries its
    * claims, renewals and finalizes. Without it a hung server, or a connection left half-open by a
    * failover, held a claim or renewal until TCP gave up (minutes), or for good. Not applied to
-   * statements in an application's transaction (`{ manager }`). Default 60 s; at least 1 s, or 0 to turn it off.
+   * statements in an application's transaction (`{ manager }`). A new connection's handshake gets as long, at
+   * most 10 s. Default 60 s; at least 1 s, or 0 to turn it off.
    */
   queryTimeoutMs?: number;
   /** Name written into `lease_owner`. Default `<hostname>:<pid>:<random>`. */

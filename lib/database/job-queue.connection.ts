@@ -6,6 +6,7 @@ import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { runJobQueueMigrations } from '../migrations/migration-runner';
 import { assertSchemaCurrent } from '../migrations/schema-check';
 import { destroySockets } from './destroy-sockets';
+import { boundPgHandshakes, handshakeDeadlineMs } from './handshake-deadline';
 import { hearClientErrors } from './hear-client-errors';
 import { sqlDialect } from './dialects';
 import { JobQueueDatabase } from './job-queue.database';
@@ -33,6 +34,7 @@ export class JobQueueConnection {
   static async open(options: ResolvedJobQueueOptions): Promise<JobQueueConnection> {
     const shared = options.dataSource && options.dialect !== 'sqlite' ? options.dataSource : undefined;
     const dataSource = shared ?? new DataSource(dataSourceOptions(options));
+    if (!shared && options.dialect === 'postgres') boundPgHandshakes(dataSource, handshakeDeadlineMs(options.queryTimeoutMs));
     if (!dataSource.isInitialized) await dataSource.initialize();
     if (options.dialect === 'postgres') hearClientErrors(dataSource);
     try {
@@ -103,6 +105,8 @@ function dataSourceOptions(options: ResolvedJobQueueOptions): DataSourceOptions 
         poolSize: options.poolSize,
         charset: 'utf8mb4_bin',
         timezone: 'Z',
+        // A new connection whose server never answers is given up (mysql2: after 10 s by default).
+        connectTimeout: handshakeDeadlineMs(options.queryTimeoutMs),
       };
     case 'sqlite': {
       const shared = options.dataSource?.options as { database?: string } | undefined;

@@ -75,6 +75,39 @@ describeDialects(
       expect(await direct.count(`state <> 'done'`)).toBe(0);
     }, 120_000);
 
+    it(`a connection whose server never answers its handshake is given up after queryTimeoutMs too (${JOBS} jobs)`, async () => {
+      // The pool replaces the stranded connections with new ones; the first of those reach no
+      // server either (a balancer in front of one that is gone). Waited for, each one held its
+      // caller (a claim, a finalize, a renewal) and its pool slot for good.
+      const POOL = 4;
+      worker = await startQueueApp(
+        db,
+        { url: proxy.url(db.location), concurrency: CONCURRENCY, poolSize: POOL, pollIntervalMs: 50, leaseTtlMs: 4_000, reclaimIntervalMs: 500, shutdownGraceMs: 500, queryTimeoutMs: QUERY_TIMEOUT_MS },
+        [Steady],
+      );
+      await direct.queue.enqueueGraph(Array.from({ length: JOBS }, (_, i) => ({ ref: `j${i}`, type: 'steady', args: { ms: 10 + (i % 5) * 10 } })));
+      await eventually('the first jobs done', async () => finished.length >= 20, 30_000, 20);
+      proxy.strandNew(POOL);
+      proxy.strand();
+      const stranded = Date.now();
+      const before = await direct.count(`state = 'done'`);
+      await eventually('jobs claimed after the strand done', async () => (await direct.count(`state = 'done'`)) > before + HELD + 10, 20 * QUERY_TIMEOUT_MS, 20);
+      const resumedMs = Date.now() - stranded;
+      await eventually(`all ${JOBS} jobs done`, async () => (await direct.count(`state = 'done'`)) === JOBS, 60_000, 100);
+      process.stdout.write(`[${db.dialect}] connections stranded, the next ${POOL} unanswered: ${HELD + 10} more jobs done ${resumedMs} ms later; all ${JOBS} done\n`);
+      expect(resumedMs).toBeLessThan(20 * QUERY_TIMEOUT_MS);
+    }, 120_000);
+
+    it('start-up against a server that never answers fails after queryTimeoutMs instead of waiting for good', async () => {
+      proxy.strandNew(1_000);
+      const at = Date.now();
+      // The drivers' own errors: pg's "timeout expired", mysql2's "connect ETIMEDOUT".
+      await expect(startQueueApp(db, { url: proxy.url(db.location), queryTimeoutMs: QUERY_TIMEOUT_MS }, [Steady])).rejects.toThrow(/^(timeout expired|connect ETIMEDOUT)$/);
+      const failedMs = Date.now() - at;
+      process.stdout.write(`[${db.dialect}] start-up against a silent server: failed after ${failedMs} ms (queryTimeoutMs ${QUERY_TIMEOUT_MS})\n`);
+      expect(failedMs).toBeLessThan(10 * QUERY_TIMEOUT_MS);
+    }, 60_000);
+
     it('without a deadline (queryTimeoutMs: 0) the same worker is still waiting', async () => {
       // The proof that the stall above is real on this driver, and what 0 means.
       worker = await startQueueApp(db, { url: proxy.url(db.location), concurrency: CONCURRENCY, pollIntervalMs: 50, leaseTtlMs: 4_000, shutdownGraceMs: 500, queryTimeoutMs: 0 }, [Steady]);

@@ -15,6 +15,8 @@ export class TcpProxy {
   /** Each client connection's socket to the server. */
   private readonly upstreams = new Map<net.Socket, net.Socket>();
   private frozen = false;
+  /** New connections still to strand as they are accepted (see strandNew). */
+  private toStrand = 0;
   port = 0;
   /** Connections accepted since start. */
   accepted = 0;
@@ -42,6 +44,11 @@ export class TcpProxy {
       };
       forward(client, upstream);
       forward(upstream, client);
+      if (this.toStrand > 0) {
+        this.toStrand--;
+        this.stranded.add(client);
+        upstream.destroy();
+      }
       this.clients.add(client);
       for (const event of ['end', 'error', 'close']) client.once(event, () => this.clients.delete(client));
       this.upstreams.set(client, upstream);
@@ -87,6 +94,14 @@ export class TcpProxy {
       this.stranded.add(client);
       this.upstreams.get(client)?.destroy();
     }
+  }
+
+  /**
+   * The next `count` connections are accepted and then answered by nothing, as behind a load
+   * balancer whose server is gone: their handshake never completes.
+   */
+  strandNew(count: number): void {
+    this.toStrand = count;
   }
 
   freeze(): void {

@@ -1,5 +1,7 @@
 import { DatabaseNoAnswerError, InvalidOptionError } from '../../lib';
 import { withinDeadline } from '../../lib/database/answer-deadline';
+import { isConnectionError } from '../../lib/database/db-errors';
+import { handshakeDeadlineMs } from '../../lib/database/handshake-deadline';
 import { resolveOptions } from '../../lib/options/resolve-options';
 
 describe('queryTimeoutMs and withinDeadline', () => {
@@ -25,5 +27,18 @@ describe('queryTimeoutMs and withinDeadline', () => {
     expect(closed).toBe(1);
     await expect(withinDeadline(Promise.reject(new Error('syntax')), 30, () => closed++)).rejects.toThrow('syntax');
     expect(closed).toBe(1);
+  });
+
+  it("a new connection's handshake: queryTimeoutMs, at most mysql2's 10 s, none without a deadline", () => {
+    expect(handshakeDeadlineMs(1_000)).toBe(1_000);
+    expect(handshakeDeadlineMs(60_000)).toBe(10_000);
+    expect(handshakeDeadlineMs(0)).toBeUndefined();
+  });
+
+  it('an unanswered handshake and a pool wait past its bound are connection errors: retried, never charged to a job', () => {
+    expect(isConnectionError(new Error('timeout expired'))).toBe(true); // pg's handshake deadline
+    expect(isConnectionError(new Error('timeout exceeded when trying to connect'))).toBe(true); // pg-pool's
+    expect(isConnectionError(Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' }))).toBe(true); // mysql2's
+    expect(isConnectionError(new Error('statement timeout expired in handler'))).toBe(false);
   });
 });
