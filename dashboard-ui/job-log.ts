@@ -48,6 +48,8 @@ export class JobLog {
   private finishedKey: string | null = null;
   private finishedReads = 0;
   private drawn = false;
+  /** The page was left: a refresh still on its way reads no more. */
+  private disposed = false;
 
   constructor(private readonly jobId: number) {
     this.el = h('section', { class: 'card', id: 'job-log' }, h('div', { class: 'card-head' }, h('h2', {}, 'Log'), h('div', { class: 'log-filters' }, this.attemptSelect, this.filter)), this.message, this.content, this.footer);
@@ -60,6 +62,10 @@ export class JobLog {
     if (key !== this.finishedKey) [this.finishedKey, this.finishedReads] = [key, 0];
     if (key !== null && this.finishedReads >= 2) return;
     if (await this.readTail()) this.finishedReads++;
+  }
+
+  dispose(): void {
+    this.disposed = true;
   }
 
   private reset(): void {
@@ -107,6 +113,7 @@ export class JobLog {
 
   /** True when the page was read and shown. */
   private async readTail(): Promise<boolean> {
+    if (this.disposed) return false;
     const read = ++this.reads;
     const cursor = this.tailCursor;
     let page: LogPage;

@@ -23,6 +23,7 @@ export function jobPage(id: number): Page {
       replace(details, ...render(job, message, () => void page.refresh()));
       await log.refresh(job);
     },
+    dispose: () => log.dispose(),
   };
   return page;
 }

@@ -448,6 +448,10 @@ describe('dashboard in a browser: chromium present', () => {
       // Should a page ever not continue the lines shown, the log is read again, not patched: here
       // the first answer is altered, and the next (real) one replaces it, no line twice.
       const real = await shown();
+      // Left first, so that the answer altered is the new page's: the page left reads no more
+      // (a refresh of it still on its way would otherwise take the altered answer).
+      await page.goto(`${base}/dashboard#/`);
+      await page.waitForFunction(`!document.title.startsWith('Job #')`);
       let altered = false;
       await page.route('**/api/jobs/*/logs*', async (route) => {
         if (altered) return route.continue();
@@ -457,7 +461,6 @@ describe('dashboard in a browser: chromium present', () => {
         await route.fulfill({ response, json: { ...body, logs: body.logs.slice(0, 2).map((l) => ({ ...l, message: `stale ${l.message}` })) } });
       });
       try {
-        await page.goto(`${base}/dashboard#/`);
         await page.goto(`${base}/dashboard#/job/${job.id}`);
         await eventually('the altered page', async () => (await shown()).join() === `1: stale run 1,1: failed stale Error: run 1 fails on purpose`, 20_000, 50);
         await eventually('the real log again', async () => (await shown()).join() === real.join(), 20_000, 100);
