@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { JobHandler, type JobContext } from '../../lib';
+import { JobHandler, type JobContext, type JobQueueModuleOptions } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { TcpProxy } from '../support/tcp-proxy';
@@ -52,17 +52,21 @@ describeDialects(
       await proxy.stop();
     });
 
-    it(`a worker gives up statements unanswered after queryTimeoutMs and goes on claiming and finishing (${JOBS} jobs)`, async () => {
+    /**
+     * A busy worker on the proxy; once it has finished some jobs, every connection it has goes
+     * silent (claims, renewals, finalizes and sweeps in flight on some of them), and the next
+     * `unansweredNew` connections it opens reach no server either. Returns how long it took to
+     * finish more jobs than it held, after all of them are done.
+     */
+    async function strandBusyWorker(unansweredNew: number, options: Partial<JobQueueModuleOptions> = {}): Promise<number> {
       worker = await startQueueApp(
         db,
-        { url: proxy.url(db.location), concurrency: CONCURRENCY, pollIntervalMs: 50, leaseTtlMs: 4_000, reclaimIntervalMs: 500, shutdownGraceMs: 500, queryTimeoutMs: QUERY_TIMEOUT_MS },
+        { url: proxy.url(db.location), concurrency: CONCURRENCY, pollIntervalMs: 50, leaseTtlMs: 4_000, reclaimIntervalMs: 500, shutdownGraceMs: 500, queryTimeoutMs: QUERY_TIMEOUT_MS, ...options },
         [Steady],
       );
       await direct.queue.enqueueGraph(Array.from({ length: JOBS }, (_, i) => ({ ref: `j${i}`, type: 'steady', args: { ms: 10 + (i % 5) * 10 } })));
       await eventually('the first jobs done', async () => finished.length >= 20, 30_000, 20);
-
-      // Every connection the worker has now, in use or idle, goes silent: claims, renewals,
-      // finalizes and sweeps are in flight on some of them.
+      proxy.strandNew(unansweredNew);
       proxy.strand();
       const stranded = Date.now();
       const before = await direct.count(`state = 'done'`);
@@ -70,9 +74,14 @@ describeDialects(
       await eventually('jobs claimed after the strand done', async () => (await direct.count(`state = 'done'`)) > before + HELD + 10, 20 * QUERY_TIMEOUT_MS, 20);
       const resumedMs = Date.now() - stranded;
       await eventually(`all ${JOBS} jobs done`, async () => (await direct.count(`state = 'done'`)) === JOBS, 60_000, 100);
+      expect(await direct.count(`state <> 'done'`)).toBe(0);
+      return resumedMs;
+    }
+
+    it(`a worker gives up statements unanswered after queryTimeoutMs and goes on claiming and finishing (${JOBS} jobs)`, async () => {
+      const resumedMs = await strandBusyWorker(0);
       process.stdout.write(`[${db.dialect}] connections stranded: ${HELD + 10} more jobs done ${resumedMs} ms later (queryTimeoutMs ${QUERY_TIMEOUT_MS}); all ${JOBS} done\n`);
       expect(resumedMs).toBeLessThan(20 * QUERY_TIMEOUT_MS);
-      expect(await direct.count(`state <> 'done'`)).toBe(0);
     }, 120_000);
 
     it(`a connection whose server never answers its handshake is given up after queryTimeoutMs too (${JOBS} jobs)`, async () => {
@@ -80,20 +89,7 @@ describeDialects(
       // server either (a balancer in front of one that is gone). Waited for, each one held its
       // caller (a claim, a finalize, a renewal) and its pool slot for good.
       const POOL = 4;
-      worker = await startQueueApp(
-        db,
-        { url: proxy.url(db.location), concurrency: CONCURRENCY, poolSize: POOL, pollIntervalMs: 50, leaseTtlMs: 4_000, reclaimIntervalMs: 500, shutdownGraceMs: 500, queryTimeoutMs: QUERY_TIMEOUT_MS },
-        [Steady],
-      );
-      await direct.queue.enqueueGraph(Array.from({ length: JOBS }, (_, i) => ({ ref: `j${i}`, type: 'steady', args: { ms: 10 + (i % 5) * 10 } })));
-      await eventually('the first jobs done', async () => finished.length >= 20, 30_000, 20);
-      proxy.strandNew(POOL);
-      proxy.strand();
-      const stranded = Date.now();
-      const before = await direct.count(`state = 'done'`);
-      await eventually('jobs claimed after the strand done', async () => (await direct.count(`state = 'done'`)) > before + HELD + 10, 20 * QUERY_TIMEOUT_MS, 20);
-      const resumedMs = Date.now() - stranded;
-      await eventually(`all ${JOBS} jobs done`, async () => (await direct.count(`state = 'done'`)) === JOBS, 60_000, 100);
+      const resumedMs = await strandBusyWorker(POOL, { poolSize: POOL });
       process.stdout.write(`[${db.dialect}] connections stranded, the next ${POOL} unanswered: ${HELD + 10} more jobs done ${resumedMs} ms later; all ${JOBS} done\n`);
       expect(resumedMs).toBeLessThan(20 * QUERY_TIMEOUT_MS);
     }, 120_000);
