@@ -3,11 +3,12 @@ import { h, replace } from './dom';
 import { graphPage } from './pages/graph';
 import { jobPage } from './pages/job';
 import { jobsPage } from './pages/jobs';
+import { notFoundPage } from './pages/not-found';
 import { overviewPage } from './pages/overview';
 import { schedulesPage } from './pages/schedules';
 import type { Page } from './pages/page';
 
-/** Hash routes: #/ overview, #/jobs?…, #/job/ID, #/graph/ID, #/schedules?…. */
+/** Hash routes: #/ overview, #/jobs?…, #/job/ID, #/graph/ID, #/schedules?…; anything else is not found. */
 function route(hash: string): Page {
   const [path, query = ''] = hash.replace(/^#/, '').split('?');
   const params = new URLSearchParams(query);
@@ -16,7 +17,8 @@ function route(hash: string): Page {
   if ((m = /^\/graph\/(\d+)$/.exec(path))) return graphPage(Number(m[1]));
   if (path === '/jobs') return jobsPage(params);
   if (path === '/schedules') return schedulesPage(params);
-  return overviewPage();
+  if (path === '/' || path === '') return overviewPage();
+  return notFoundPage(hash);
 }
 
 const main = h('main', { id: 'page' });

@@ -522,6 +522,29 @@ describe('dashboard in a browser: chromium present', () => {
       }
     });
 
+    it('says a hash names no page (an API path, a hostile link) as text, and offers the job it may have meant', async () => {
+      await page.goto(`${base}/dashboard#/`);
+      await page.locator('.count-card').first().waitFor();
+      // The REST path of a job (/jobs/ID) typed as a dashboard hash: it used to show the overview.
+      await page.evaluate(`location.hash = '#/jobs/42'`);
+      await page.locator('#not-found').waitFor();
+      expect(await page.title()).toBe('Not found · Job queue');
+      expect(await page.locator('#not-found-hash').textContent()).toBe('#/jobs/42');
+      expect(await page.locator('#not-found-job').getAttribute('href')).toBe('#/job/42');
+      expect(await page.locator('.count-card').count()).toBe(0);
+      await page.screenshot({ path: join(shots, 'not-found.png') });
+      await page.goto(`${base}/dashboard#/${XSS_ERROR}`);
+      await page.locator('#not-found').waitFor();
+      expect(await page.locator('#not-found-hash').textContent()).toBe(`#/${XSS_ERROR}`);
+      expect(await page.locator('#not-found-job').count()).toBe(0);
+      const state = await page.evaluate(
+        `({ xss: window.__xss ?? null, csp: window.__csp, imgs: document.querySelectorAll('img').length, scripts: document.querySelectorAll('script').length })`,
+      );
+      expect(state).toEqual({ xss: null, csp: [], imgs: 0, scripts: 1 });
+      await page.locator('#not-found a[href="#/jobs"]').click();
+      await page.locator('#jobs-table').waitFor();
+    });
+
     it('gives a denied request no page and no data', async () => {
       const wrong = { authorization: `Basic ${Buffer.from('ops:wrong-password').toString('base64')}` };
       for (const extraHTTPHeaders of [undefined, wrong]) {
