@@ -5,6 +5,8 @@ import { readAutoIncrementStep } from '../enqueue/job-insert.sql';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
 import { runJobQueueMigrations } from '../migrations/migration-runner';
 import { assertSchemaCurrent } from '../migrations/schema-check';
+import { DatabaseConnectionError } from '../errors/database.errors';
+import { describeDatabaseTarget } from './database-target';
 import { destroySockets } from './destroy-sockets';
 import { boundPgHandshakes, handshakeDeadlineMs } from './handshake-deadline';
 import { hearClientErrors } from './hear-client-errors';
@@ -35,7 +37,14 @@ export class JobQueueConnection {
     const shared = options.dataSource && options.dialect !== 'sqlite' ? options.dataSource : undefined;
     const dataSource = shared ?? new DataSource(dataSourceOptions(options));
     if (!shared && options.dialect === 'postgres') boundPgHandshakes(dataSource, handshakeDeadlineMs(options.queryTimeoutMs));
-    if (!dataSource.isInitialized) await dataSource.initialize();
+    if (!dataSource.isInitialized) {
+      try {
+        await dataSource.initialize();
+      } catch (err) {
+        // The handshake bound is only ours to state on a DataSource the queue created (boundPgHandshakes, connectTimeout).
+        throw new DatabaseConnectionError(describeDatabaseTarget(dataSource.options), err, shared ? undefined : handshakeDeadlineMs(options.queryTimeoutMs));
+      }
+    }
     if (options.dialect === 'postgres') hearClientErrors(dataSource);
     try {
       const db = new JobQueueDatabase(dataSource, sqlDialect(options.dialect), !shared, options.queryTimeoutMs);

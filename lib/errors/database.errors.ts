@@ -14,3 +14,25 @@ export class DatabaseNoAnswerError extends JobQueueError {
     super(`The database did not answer within ${timeoutMs} ms (queryTimeoutMs); the connection was closed and a new one will be opened.`);
   }
 }
+
+/**
+ * Start-up could not open the queue's database: the server refused or never answered, or it
+ * turned the login or the database down. The message says where it tried (never the user or
+ * password) and what the driver said; `cause` is the driver's error, with its own `code`.
+ */
+export class DatabaseConnectionError extends JobQueueError {
+  readonly code = 'DATABASE_CONNECTION_FAILED';
+
+  constructor(
+    readonly target: string,
+    cause: unknown,
+    handshakeMs?: number,
+  ) {
+    // Not instanceof Error: a driver's error may come from another realm (a Jest vm context).
+    const message = (cause as { message?: unknown } | null | undefined)?.message;
+    const said = typeof message === 'string' ? message : String(cause);
+    const timedOut = /^(timeout expired|connect ETIMEDOUT|timeout exceeded when trying to connect)$/.test(said);
+    const why = timedOut && handshakeMs !== undefined ? ` (no answer within ${handshakeMs} ms: queryTimeoutMs, at most 10 s, bounds a new connection's handshake)` : '';
+    super(`Could not ${target.startsWith('the SQLite') ? 'open' : 'connect to'} ${target}: ${said}${why}.`, { cause });
+  }
+}

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { JobHandler, type JobContext, type JobQueueModuleOptions } from '../../lib';
+import { DatabaseConnectionError, JobHandler, type JobContext, type JobQueueModuleOptions } from '../../lib';
 import { describeDialects } from '../support/describe-dialects';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 import { TcpProxy } from '../support/tcp-proxy';
@@ -97,8 +97,11 @@ describeDialects(
     it('start-up against a server that never answers fails after queryTimeoutMs instead of waiting for good', async () => {
       proxy.strandNew(1_000);
       const at = Date.now();
-      // The drivers' own errors: pg's "timeout expired", mysql2's "connect ETIMEDOUT".
-      await expect(startQueueApp(db, { url: proxy.url(db.location), queryTimeoutMs: QUERY_TIMEOUT_MS }, [Steady])).rejects.toThrow(/^(timeout expired|connect ETIMEDOUT)$/);
+      // Over the drivers' own errors (pg's "timeout expired", mysql2's "connect ETIMEDOUT"), kept as cause.
+      const failed = await startQueueApp(db, { url: proxy.url(db.location), queryTimeoutMs: QUERY_TIMEOUT_MS }, [Steady]).then(() => undefined, (err: unknown) => err);
+      expect(failed).toBeInstanceOf(DatabaseConnectionError);
+      expect((failed as Error).message).toMatch(new RegExp(`^Could not connect to .*: (timeout expired|connect ETIMEDOUT) \\(no answer within ${QUERY_TIMEOUT_MS} ms: queryTimeoutMs`));
+      expect(((failed as Error).cause as Error).message).toMatch(/^(timeout expired|connect ETIMEDOUT)$/);
       const failedMs = Date.now() - at;
       process.stdout.write(`[${db.dialect}] start-up against a silent server: failed after ${failedMs} ms (queryTimeoutMs ${QUERY_TIMEOUT_MS})\n`);
       expect(failedMs).toBeLessThan(10 * QUERY_TIMEOUT_MS);
