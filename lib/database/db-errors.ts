@@ -61,6 +61,15 @@ export function isConnectionError(err: unknown): boolean {
   );
 }
 
+/**
+ * A new connection given up because its handshake went unanswered: pg's "timeout expired" (its
+ * connectionTimeoutMillis, see handshake-deadline.ts), mysql2's "connect ETIMEDOUT" (connectTimeout).
+ */
+export function isHandshakeTimeout(err: unknown): boolean {
+  const e = driverError(err);
+  return e.code === 'ETIMEDOUT' || e.message === 'timeout expired';
+}
+
 /** A new connection the server refused for capacity: its connection limit, or the role's / user's. */
 export function isCapacityRefusal(err: unknown): boolean {
   const e = driverError(err);

@@ -7,6 +7,7 @@ import { runJobQueueMigrations } from '../migrations/migration-runner';
 import { assertSchemaCurrent } from '../migrations/schema-check';
 import { DatabaseConnectionError } from '../errors/database.errors';
 import { describeDatabaseTarget } from './database-target';
+import { isHandshakeTimeout } from './db-errors';
 import { destroySockets } from './destroy-sockets';
 import { boundPgHandshakes, handshakeDeadlineMs } from './handshake-deadline';
 import { hearClientErrors } from './hear-client-errors';
@@ -41,8 +42,9 @@ export class JobQueueConnection {
       try {
         await dataSource.initialize();
       } catch (err) {
-        // The handshake bound is only ours to state on a DataSource the queue created (boundPgHandshakes, connectTimeout).
-        throw new DatabaseConnectionError(describeDatabaseTarget(dataSource.options), err, shared ? undefined : handshakeDeadlineMs(options.queryTimeoutMs));
+        // The handshake's deadline is only ours to name on a DataSource the queue configured.
+        const unansweredMs = !shared && isHandshakeTimeout(err) ? handshakeDeadlineMs(options.queryTimeoutMs) : undefined;
+        throw new DatabaseConnectionError(describeDatabaseTarget(dataSource.options), err, unansweredMs);
       }
     }
     if (options.dialect === 'postgres') hearClientErrors(dataSource);

@@ -26,13 +26,13 @@ export class DatabaseConnectionError extends JobQueueError {
   constructor(
     readonly target: string,
     cause: unknown,
-    handshakeMs?: number,
+    /** Set when the server never answered the handshake: the deadline that gave it up. */
+    unansweredMs?: number,
   ) {
     // Not instanceof Error: a driver's error may come from another realm (a Jest vm context).
     const message = (cause as { message?: unknown } | null | undefined)?.message;
     const said = typeof message === 'string' ? message : String(cause);
-    const timedOut = /^(timeout expired|connect ETIMEDOUT|timeout exceeded when trying to connect)$/.test(said);
-    const why = timedOut && handshakeMs !== undefined ? ` (no answer within ${handshakeMs} ms: queryTimeoutMs, at most 10 s, bounds a new connection's handshake)` : '';
+    const why = unansweredMs !== undefined ? ` (no answer within ${unansweredMs} ms: queryTimeoutMs, at most 10 s, bounds a new connection's handshake)` : '';
     super(`Could not ${target.startsWith('the SQLite') ? 'open' : 'connect to'} ${target}: ${said}${why}.`, { cause });
   }
 }

@@ -1,5 +1,6 @@
 import { DatabaseConnectionError, JobQueueError } from '../../lib';
 import { describeDatabaseTarget } from '../../lib/database/database-target';
+import { isHandshakeTimeout } from '../../lib/database/db-errors';
 
 describe('describeDatabaseTarget: where a start-up tried to connect, for its error', () => {
   it('names the server, host, port and database of a url, never its user or password', () => {
@@ -31,7 +32,7 @@ describe('describeDatabaseTarget: where a start-up tried to connect, for its err
 describe('DatabaseConnectionError', () => {
   it("says where and what the driver said, keeps the driver's error as cause", () => {
     const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
-    const err = new DatabaseConnectionError('PostgreSQL at 127.0.0.1:1, database x', cause, 1_000);
+    const err = new DatabaseConnectionError('PostgreSQL at 127.0.0.1:1, database x', cause);
     expect(err).toBeInstanceOf(JobQueueError);
     expect(err.code).toBe('DATABASE_CONNECTION_FAILED');
     expect(err.message).toBe('Could not connect to PostgreSQL at 127.0.0.1:1, database x: connect ECONNREFUSED 127.0.0.1:1.');
@@ -45,5 +46,12 @@ describe('DatabaseConnectionError', () => {
     // Not the queue's deadline (a shared DataSource): no claim about it.
     expect(new DatabaseConnectionError('PostgreSQL at h:1', new Error('timeout expired')).message).toBe('Could not connect to PostgreSQL at h:1: timeout expired.');
     expect(new DatabaseConnectionError('the SQLite file /x', new Error('file is not a database')).message).toBe('Could not open the SQLite file /x: file is not a database.');
+  });
+
+  it("isHandshakeTimeout: pg's and mysql2's handshake deadlines, not a refusal or a statement's", () => {
+    expect(isHandshakeTimeout(new Error('timeout expired'))).toBe(true);
+    expect(isHandshakeTimeout(Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' }))).toBe(true);
+    expect(isHandshakeTimeout(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBe(false);
+    expect(isHandshakeTimeout(new Error('Query read timeout'))).toBe(false);
   });
 });
