@@ -542,7 +542,8 @@ describe('dashboard in a browser: chromium present', () => {
       );
       expect(state).toEqual({ xss: null, csp: [], imgs: 0, scripts: 1 });
       await page.locator('#not-found a[href="#/jobs"]').click();
-      await page.locator('#jobs-table').waitFor();
+      await page.locator('#f-args').waitFor(); // the jobs page's filter: there whether or not a job exists
+      expect(await page.title()).toBe('Jobs · Job queue');
     });
 
     it('gives a denied request no page and no data', async () => {
