@@ -52,9 +52,10 @@ export function isConnectionError(err: unknown): boolean {
     ['PROTOCOL_CONNECTION_LOST', 'ER_SERVER_SHUTDOWN', 'ECONNCLOSED'].includes(code) ||
     code === 'DATABASE_NO_ANSWER' || // DatabaseNoAnswerError: no answer in time, the connection closed
     e.errno === 1927 || // mariadb ER_CONNECTION_KILLED
-    // pg: a new connection's handshake unanswered within its deadline (see handshake-deadline.ts),
-    // and pg-pool's wait for a free client past a shared DataSource's connectionTimeoutMillis.
-    /^(timeout expired|timeout exceeded when trying to connect)$/.test(e.message ?? '') ||
+    // A new connection's handshake unanswered within its deadline (see handshake-deadline.ts), and
+    // pg-pool's wait for a free client past a shared DataSource's connectionTimeoutMillis.
+    isHandshakeTimeout(err) ||
+    e.message === 'timeout exceeded when trying to connect' ||
     /Connection terminated|connection is in closed state|Can't add new command when connection is in closed state|Cannot use a pool after calling end/i.test(
       e.message ?? String((err as Error)?.message ?? ''),
     )
