@@ -101,25 +101,29 @@ function bulk(filter: URLSearchParams): HTMLElement | null {
 function table(jobs: JobRow[]): HTMLElement {
   if (!jobs.length) return h('p', { class: 'muted', id: 'no-jobs' }, 'No job matches.');
   return h(
-    'table',
-    { class: 'table jobs', id: 'jobs-table' },
-    h('thead', {}, h('tr', {}, ...['id', 'type', 'state', 'group', 'attempts', 'progress', 'created', 'args', 'error'].map((c) => h('th', {}, c)))),
+    'div',
+    { class: 'table-scroll' },
     h(
-      'tbody',
-      {},
-      ...jobs.map((j) =>
-        h(
-          'tr',
-          { 'data-id': j.id },
-          h('td', {}, h('a', { href: `#/job/${j.id}` }, `#${j.id}`)),
-          h('td', { class: 'type' }, j.type, j.isContainer ? h('span', { class: 'tag' }, 'container') : null),
-          h('td', {}, badge(j.state)),
-          h('td', {}, j.group),
-          h('td', { class: 'num' }, `${j.attempts}/${j.maxAttempts}`),
-          h('td', { class: 'num' }, `${j.progress}%`),
-          h('td', { class: 'nowrap' }, when(j.createdAt)),
-          h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, j.args.text)),
-          h('td', { class: 'cell-error' }, h('div', { class: 'clamp' }, j.error?.text ?? '')),
+      'table',
+      { class: 'table jobs', id: 'jobs-table' },
+      h('thead', {}, h('tr', {}, ...['id', 'type', 'state', 'group', 'attempts', 'progress', 'created', 'args', 'error'].map((c) => h('th', {}, c)))),
+      h(
+        'tbody',
+        {},
+        ...jobs.map((j) =>
+          h(
+            'tr',
+            { 'data-id': j.id },
+            h('td', {}, h('a', { href: `#/job/${j.id}` }, `#${j.id}`)),
+            h('td', { class: 'type' }, j.type, j.isContainer ? h('span', { class: 'tag' }, 'container') : null),
+            h('td', {}, badge(j.state)),
+            h('td', {}, j.group),
+            h('td', { class: 'num' }, `${j.attempts}/${j.maxAttempts}`),
+            h('td', { class: 'num' }, `${j.progress}%`),
+            h('td', { class: 'nowrap' }, when(j.createdAt)),
+            h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, j.args.text)),
+            h('td', { class: 'cell-error' }, h('div', { class: 'clamp' }, j.error?.text ?? '')),
+          ),
         ),
       ),
     ),

@@ -65,27 +65,31 @@ function form(current: URLSearchParams): HTMLElement {
 function table(schedules: ScheduleRow[]): HTMLElement {
   if (!schedules.length) return h('p', { class: 'muted', id: 'no-schedules' }, 'No schedule matches.');
   return h(
-    'table',
-    { class: 'table', id: 'schedules-table' },
-    h('thead', {}, h('tr', {}, ...['name', 'type', 'cron', 'time zone', 'group', 'next slot', 'last enqueued slot', 'args'].map((c) => h('th', {}, c)))),
+    'div',
+    { class: 'table-scroll' },
     h(
-      'tbody',
-      {},
-      ...schedules.map((s) =>
-        h(
-          'tr',
-          { 'data-name': s.name },
-          h('td', { class: 'mono nowrap' }, s.name),
-          // The jobs a schedule enqueued carry its type: the link lists them, newest first.
-          h('td', { class: 'type' }, h('a', { href: `#/jobs?${new URLSearchParams({ type: s.type })}` }, s.type)),
-          h('td', { class: 'mono nowrap' }, s.cron),
-          h('td', {}, s.timeZone),
-          h('td', {}, s.group === null ? '—' : h('a', { href: `#/schedules?${new URLSearchParams({ group: s.group })}` }, s.group)),
-          s.dormant
-            ? h('td', { class: 'nowrap muted', title: 'An @Recurring schedule that no running process declares: it does not fire' }, 'dormant')
-            : h('td', { class: 'nowrap' }, when(s.nextRunAt)),
-          h('td', { class: 'nowrap' }, when(s.lastRunAt)),
-          h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, s.args.text)),
+      'table',
+      { class: 'table schedules', id: 'schedules-table' },
+      h('thead', {}, h('tr', {}, ...['name', 'type', 'cron', 'time zone', 'group', 'next slot', 'last enqueued slot', 'args'].map((c) => h('th', {}, c)))),
+      h(
+        'tbody',
+        {},
+        ...schedules.map((s) =>
+          h(
+            'tr',
+            { 'data-name': s.name },
+            h('td', { class: 'mono nowrap' }, s.name),
+            // The jobs a schedule enqueued carry its type: the link lists them, newest first.
+            h('td', { class: 'type' }, h('a', { href: `#/jobs?${new URLSearchParams({ type: s.type })}` }, s.type)),
+            h('td', { class: 'mono nowrap' }, s.cron),
+            h('td', {}, s.timeZone),
+            h('td', { class: 'group' }, s.group === null ? '—' : h('a', { href: `#/schedules?${new URLSearchParams({ group: s.group })}` }, s.group)),
+            s.dormant
+              ? h('td', { class: 'nowrap muted', title: 'An @Recurring schedule that no running process declares: it does not fire' }, 'dormant')
+              : h('td', { class: 'nowrap' }, when(s.nextRunAt)),
+            h('td', { class: 'nowrap' }, when(s.lastRunAt)),
+            h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, s.args.text)),
+          ),
         ),
       ),
     ),

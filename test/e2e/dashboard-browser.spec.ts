@@ -95,7 +95,8 @@ if (!haveChromium && process.env.CI !== 'true') {
  * The dashboard in a real browser (Debian's Chromium through playwright-core), on the sample app
  * as `npm start` mounts it (/dashboard, HTTP Basic with DASHBOARD_TOKEN), on SQLite and
  * PostgreSQL: overview, args filter and paging, a 100-node pipeline's graph updating live,
- * retry from the job page, XSS rows rendered as text, and a denied auth getting nothing.
+ * retry from the job page, XSS rows rendered as text, a phone's narrow screen, and a denied auth
+ * getting nothing.
  */
 describe('dashboard in a browser: chromium present', () => {
   it(`finds ${CHROMIUM} (under CI=true a missing browser fails the run)`, () => {
@@ -544,6 +545,76 @@ describe('dashboard in a browser: chromium present', () => {
       await page.locator('#not-found a[href="#/jobs"]').click();
       await page.locator('#f-args').waitFor(); // the jobs page's filter: there whether or not a job exists
       expect(await page.title()).toBe('Jobs · Job queue');
+    });
+
+    it("fits a phone's screen: no page scrolls sideways, wide tables scroll in their own box, no word broken", async () => {
+      const tenant = 'phone-tenant';
+      const res = await fetch(`${base}/pipelines`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tenant }) });
+      const { reportId } = (await res.json()) as { reportId: number };
+      const failed = await queue.enqueue({ type: 'flaky', group: tenant });
+      await queue.waitFor(reportId, { timeoutMs: 30_000 });
+      expect((await queue.waitFor(failed.id, { timeoutMs: 20_000 })).state).toBe('failed');
+      await queue.schedule({ name: 'phone-schedule', cron: '0 0 1 1 *', type: 'aggregate', args: { tenant }, group: tenant });
+      // A phone as Chromium emulates one: 360 CSS pixels wide, the page's meta viewport honoured.
+      const phone = await browser.newContext({ viewport: { width: 360, height: 780 }, isMobile: true, hasTouch: true, httpCredentials: { username: 'ops', password: TOKEN } });
+      const p = await phone.newPage();
+      p.on('pageerror', (e) => problems.push(`phone pageerror: ${e.message}`));
+      p.on('console', (m) => m.type() === 'error' && problems.push(`phone console: ${m.text()}`));
+      try {
+        const pages: Array<[string, string, string]> = [
+          ['overview', '#/', '.count-card'],
+          // A filter: the bulk actions show too.
+          ['jobs', `#/jobs?${new URLSearchParams({ group: tenant })}`, '#jobs-table'],
+          ['job', `#/job/${failed.id}`, '#job-error'],
+          ['graph', `#/graph/${reportId}`, '#dag g.node'],
+          ['schedules', `#/schedules?${new URLSearchParams({ group: tenant })}`, '#schedules-table'],
+          ['not-found', '#/jobs/42', '#not-found'],
+        ];
+        for (const [name, hash, ready] of pages) {
+          await p.goto(`${base}/dashboard${hash}`);
+          await p.locator(ready).first().waitFor();
+          await p.screenshot({ path: join(shots, `phone-${name}.png`), fullPage: true });
+          expect([name, await p.evaluate(`[document.documentElement.scrollWidth, window.innerWidth]`)]).toEqual([name, [360, 360]]);
+          if (name !== 'jobs' && name !== 'schedules') continue;
+          const table = name === 'jobs' ? '#jobs-table' : '#schedules-table';
+          const layout = (await p.evaluate(`(() => {
+            const box = document.querySelector('${table}').parentElement;
+            // A word of a cell's first text (its own, or its link's) laid out over two lines; a break after a hyphen is fine.
+            const splitsWord = (td) => {
+              const text = td.firstChild.nodeType === 3 ? td.firstChild : td.firstChild.firstChild;
+              return [...text.data.matchAll(/[^\\s-]+/g)].some((m) => {
+                const r = document.createRange();
+                r.setStart(text, m.index);
+                r.setEnd(text, m.index + m[0].length);
+                return r.getClientRects().length > 1;
+              });
+            };
+            return {
+              scrollsInItsBox: box.classList.contains('table-scroll') && box.scrollWidth > box.clientWidth,
+              // A header wider than its column spills into the next one.
+              spilledHeaders: [...document.querySelectorAll('${table} th')].filter((th) => th.scrollWidth > th.clientWidth).map((th) => th.textContent),
+              // Types and groups split inside a word, as a column squeezed to a few characters does.
+              brokenWords: [...document.querySelectorAll('${table} td.type, ${table} td:nth-child(${name === 'jobs' ? 4 : 5})')]
+                .filter((td) => td.firstChild && splitsWord(td)).map((td) => td.textContent),
+            };
+          })()`)) as { scrollsInItsBox: boolean; spilledHeaders: string[]; brokenWords: string[] };
+          expect([name, layout]).toEqual([name, { scrollsInItsBox: true, spilledHeaders: [], brokenWords: [] }]);
+        }
+        // The filter's fields stay inside their card, one column on a phone.
+        const outside = await p.evaluate(`(() => {
+          location.hash = '#/jobs';
+          return new Promise((done) => setTimeout(() => {
+            const form = document.querySelector('#jobs-filter').getBoundingClientRect();
+            done([...document.querySelectorAll('#jobs-filter input, #jobs-filter select')]
+              .filter((el) => { const r = el.getBoundingClientRect(); return r.left < form.left || r.right > form.right; })
+              .map((el) => el.id));
+          }, 500));
+        })()`);
+        expect(outside).toEqual([]);
+      } finally {
+        await phone.close();
+        await queue.unschedule('phone-schedule');
+      }
     });
 
     it('gives a denied request no page and no data', async () => {
