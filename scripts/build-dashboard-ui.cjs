@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * Bundles the dashboard's browser code (dashboard-ui/, plain TypeScript + elkjs) into
- * dist/dashboard-ui/app.js and app.css, shipped in the package: no CDN, works offline.
+ * Bundles the dashboard's browser code (dashboard-ui/, plain TypeScript + elkjs's API) into
+ * dist/dashboard-ui/app.js and app.css, beside elkjs's layout worker (elk-worker.js), shipped in
+ * the package: no CDN, works offline.
  * Part of `npm run build`; the dashboard specs run it too, so files are replaced atomically
  * (written aside, then renamed) for specs building at the same time.
  */
@@ -28,6 +29,8 @@ async function main() {
   fs.mkdirSync(out, { recursive: true });
   for (const f of [...js.outputFiles, ...css.outputFiles]) put(f.path, f.contents);
   put(path.join(out, 'favicon.svg'), fs.readFileSync(path.join(ui, 'favicon.svg')));
+  // The graph page's layout worker: elkjs's own minified build, served beside app.js.
+  put(path.join(out, 'elk-worker.js'), fs.readFileSync(require.resolve('elkjs/lib/elk-worker.min.js')));
 }
 
 main().catch((err) => {

@@ -6,6 +6,8 @@ import { moduleDir } from './module-dir';
 export const ASSET_FILES: Readonly<Record<string, string>> = {
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  // elkjs's layout engine, run by the graph page in a Web Worker.
+  'elk-worker.js': 'text/javascript; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 };
 

@@ -314,6 +314,44 @@ describe('dashboard in a browser: chromium present', () => {
       expect(await queue.get(later.id)).toBeNull();
     });
 
+    it('lays out a 1,000-job fan-out in a worker, the edges from one job sharing a trunk, and says so when the worker fails', async () => {
+      const nodes: Array<{ ref: string; type: string; runAfter?: Date; dependsOn?: string[] }> = [{ ref: 'root', type: 'step', runAfter: new Date(Date.now() + 86_400_000) }];
+      for (let i = 0; i < 998; i++) nodes.push({ ref: `m${i}`, type: 'step', dependsOn: ['root'] });
+      nodes.push({ ref: 'sink', type: 'step', dependsOn: nodes.slice(1).map((n) => n.ref) });
+      const ids = await queue.enqueueGraph(nodes);
+      const workers: string[] = [];
+      const onWorker = (w: { url(): string }) => workers.push(new URL(w.url()).pathname);
+      page.on('worker', onWorker);
+      try {
+        await page.goto('about:blank'); // a fresh page: no layout worker yet
+        await page.goto(`${base}/dashboard#/`);
+        await page.locator('.count-card').first().waitFor();
+        expect(workers).toEqual([]); // the overview does not load the layout engine
+        await page.evaluate(`location.hash = '#/graph/${ids.root}'`);
+        await page.locator('#dag g.node').first().waitFor({ timeout: 90_000 });
+        expect(await page.locator('#graph-info').textContent()).toBe('1000 jobs, 1996 dependencies, 0 done.');
+        expect(await page.locator('#dag g.node').count()).toBe(1000);
+        expect(workers).toEqual(['/dashboard/assets/elk-worker.js']);
+        // Three layers of 176 px boxes; routed edge by edge, the 998 edges of each side took 15,000 px.
+        expect(Number(await page.locator('#dag').getAttribute('width'))).toBeLessThan(1_500);
+        await page.screenshot({ path: join(shots, 'graph-fan-out.png') });
+
+        // A worker that cannot load (here a 503 for its script): the page says so, then draws once it can.
+        await page.route('**/assets/elk-worker.js', (route) => route.fulfill({ status: 503, body: 'unavailable' }));
+        await page.goto('about:blank');
+        await page.goto(`${base}/dashboard#/graph/${ids.root}`);
+        await page.locator('#graph-error').waitFor({ timeout: 30_000 });
+        expect(await page.locator('#graph-error').textContent()).toMatch(/^Could not lay out the graph: the graph layout worker failed to load\. Trying again…$/);
+        await page.unroute('**/assets/elk-worker.js');
+        await page.locator('#dag g.node').first().waitFor({ timeout: 90_000 });
+        expect(await page.locator('#graph-error').count()).toBe(0);
+      } finally {
+        page.off('worker', onWorker);
+        await page.unroute('**/assets/elk-worker.js');
+        await queue.cancel(ids.root);
+      }
+    }, 240_000);
+
     it('renders XSS payloads in type, group, args and error as text, running nothing', async () => {
       const job = await queue.enqueue({ type: XSS_TYPE, group: XSS_GROUP, args: { html: XSS_ERROR } });
       await queue.waitFor(job.id, { timeoutMs: 20_000 });

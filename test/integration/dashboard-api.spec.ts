@@ -55,7 +55,7 @@ describeDialects('dashboard API', (db) => {
 
   it('answers 401 on every route, page, assets, API and actions, without the auth decision', async () => {
     const job = await d.queue.enqueue({ type: 'work', args: { secret: 'tenant-data' } });
-    for (const path of ['', '/', '/assets/app.js', '/assets/app.css', '/api/overview', '/api/jobs', `/api/jobs/${job.id}`, `/api/jobs/${job.id}/logs`, `/api/graph/${job.id}`]) {
+    for (const path of ['', '/', '/assets/app.js', '/assets/app.css', '/assets/elk-worker.js', '/api/overview', '/api/jobs', `/api/jobs/${job.id}`, `/api/jobs/${job.id}/logs`, `/api/graph/${job.id}`]) {
       const res = await get(path, {});
       expect([path, res.status]).toEqual([path, 401]);
       const text = await res.text();
@@ -82,6 +82,10 @@ describeDialects('dashboard API', (db) => {
     const js = await get('/assets/app.js');
     expect(js.headers.get('content-type')).toMatch(/javascript/);
     expect((await js.text()).length).toBeGreaterThan(10_000);
+    // The graph page's layout engine is its own asset, loaded into a worker by the graph page only.
+    const worker = await get('/assets/elk-worker.js');
+    expect(worker.headers.get('content-type')).toMatch(/javascript/);
+    expect((await worker.text()).length).toBeGreaterThan(1_000_000);
     expect((await get('/assets/..%2Fsecret')).status).toBe(404);
   });
 
