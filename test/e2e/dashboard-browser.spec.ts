@@ -613,6 +613,13 @@ describe('dashboard in a browser: chromium present', () => {
           await p.locator(ready).first().waitFor();
           await p.screenshot({ path: join(shots, `phone-${name}.png`), fullPage: true });
           expect([name, await p.evaluate(`[document.documentElement.scrollWidth, window.innerWidth]`)]).toEqual([name, [360, 360]]);
+          if (name === 'job') {
+            // A log line's message (here the failed attempt's stack) gets the card's width, not a third of it.
+            const message = p.locator('#job-log-lines td.log-message').first();
+            await message.waitFor();
+            const [line, card] = [(await message.boundingBox())!, (await p.locator('#job-log').boundingBox())!];
+            expect(line.width / card.width).toBeGreaterThan(0.8);
+          }
           if (name !== 'jobs' && name !== 'schedules') continue;
           const table = name === 'jobs' ? '#jobs-table' : '#schedules-table';
           const layout = (await p.evaluate(`(() => {
