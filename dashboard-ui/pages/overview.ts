@@ -1,19 +1,24 @@
 import { api, STATES, type Overview } from '../api';
 import { h, replace, s } from '../dom';
 import { count, duration } from '../format';
+import { PauseCard } from '../pause-card';
 import type { Page } from './page';
 
 export function overviewPage(): Page {
-  const el = h('div', { class: 'overview' });
+  const content = h('div', {});
+  // Kept across refreshes, unlike the rest: it holds a form.
+  const pauses = new PauseCard();
   const page: Page = {
     title: 'Overview',
-    el,
+    el: h('div', { class: 'overview' }, content, pauses.el),
     intervalMs: 2000,
     loaded: false,
     async refresh() {
+      const asOf = pauses.version;
       const o = await api.get<Overview>('overview');
       page.loaded = true;
-      replace(el, h('h1', {}, 'Overview'), counts(o), h('div', { class: 'grid2' }, throughput(o), health(o)), h('div', { class: 'grid2' }, groups(o), workers(o)));
+      replace(content, h('h1', {}, 'Overview'), counts(o), h('div', { class: 'grid2' }, throughput(o), health(o)), h('div', { class: 'grid2' }, groups(o), workers(o)));
+      pauses.update(o.paused, o.pausedCount, asOf);
     },
   };
   return page;
@@ -40,12 +45,8 @@ function health(o: Overview): HTMLElement {
       h('dt', {}, 'Oldest ready job waits'),
       h('dd', { 'data-testid': 'oldest-ready' }, o.oldestReadyAgeMs ? duration(o.oldestReadyAgeMs) : '—'),
       h('dt', {}, 'Paused'),
-      h(
-        'dd',
-        { 'data-testid': 'paused' },
-        o.paused.length ? h('ul', { class: 'plain' }, ...o.paused.map((p) => h('li', {}, p.type !== undefined ? `type ${p.type}` : `group ${p.group}`))) : 'nothing',
-        o.pausedCount > o.paused.length ? h('p', { class: 'note' }, `${o.pausedCount.toLocaleString()} in all, the first ${o.paused.length} shown.`) : null,
-      ),
+      // The list and its actions are in the Paused card below.
+      h('dd', { id: 'paused-count' }, o.pausedCount ? `${o.pausedCount.toLocaleString()} (listed below)` : 'nothing'),
     ),
   );
 }

@@ -561,6 +561,70 @@ describe('dashboard in a browser: chromium present', () => {
       }
     });
 
+    it('pauses a group from the overview, holds its jobs, and resumes it; a name is text, a bad one gets the server\'s error', async () => {
+      const group = 'pause-ui';
+      const listed = (kind: string, name: string) => page.locator(`#paused-list li[data-kind="${kind}"][data-name="${name.replace(/["\\]/g, '\\$&')}"]`);
+      await page.goto(`${base}/dashboard#/`);
+      await page.locator('#pause-form').waitFor();
+      try {
+        // Typing survives the overview's 2 s refreshes: the card is not redrawn under the cursor.
+        await page.selectOption('#pause-kind', 'group');
+        await page.click('#pause-name');
+        await page.keyboard.type(group);
+        await page.waitForTimeout(2_500);
+        expect(await page.inputValue('#pause-name')).toBe(group);
+        expect(await page.evaluate(`document.activeElement && document.activeElement.id`)).toBe('pause-name');
+        acceptDialog = `Pause group "${group}"?`;
+        await page.click('#pause-submit');
+        await listed('group', group).waitFor();
+        expect(acceptDialog).toBeNull();
+        expect(await page.inputValue('#pause-name')).toBe('');
+        expect(await queue.listPaused()).toContainEqual({ group });
+
+        // Paused: a job of the group stays ready however long the worker looks; resumed, it runs.
+        const job = await queue.enqueue({ type: 'step', group });
+        await page.waitForTimeout(2_000);
+        expect((await queue.get(job.id))!.state).toBe('ready');
+        await listed('group', group).locator('button.resume').click();
+        await eventually('the group gone from the list', async () => (await listed('group', group).count()) === 0, 10_000, 100);
+        expect(await queue.listPaused()).not.toContainEqual({ group });
+        expect((await queue.waitFor(job.id, { timeoutMs: 20_000 })).state).toBe('done');
+
+        // A hostile group name is shown as text, and resumed like any other.
+        await page.selectOption('#pause-kind', 'group');
+        await page.fill('#pause-name', XSS_GROUP);
+        acceptDialog = 'Pause group ';
+        await page.click('#pause-submit');
+        await listed('group', XSS_GROUP).waitFor();
+        expect(await listed('group', XSS_GROUP).locator('a').textContent()).toBe(XSS_GROUP);
+        const state = await page.evaluate(`({ xss: window.__xss ?? null, csp: window.__csp, imgs: document.querySelectorAll('img').length })`);
+        expect(state).toEqual({ xss: null, csp: [], imgs: 0 });
+        await listed('group', XSS_GROUP).locator('button.resume').click();
+        await eventually('the hostile group resumed', async () => (await listed('group', XSS_GROUP).count()) === 0, 10_000, 100);
+
+        // No name: said at once, nothing sent. A name the API refuses: its error, nothing paused.
+        const before = await queue.listPaused();
+        await page.fill('#pause-name', '');
+        await page.click('#pause-submit');
+        expect(await page.locator('#pause-error').textContent()).toBe('Name the group to pause.');
+        await page.evaluate(`document.querySelector('#pause-name').value = 'bad\\u0000name'`);
+        acceptDialog = 'Pause group ';
+        const seen = problems.length;
+        await page.click('#pause-submit');
+        await eventually('the API\'s error', async () => /NUL/.test((await page.locator('#pause-error').textContent()) ?? ''), 10_000, 100);
+        expect(await queue.listPaused()).toEqual(before);
+        // Chromium logs the 400 it was sent on purpose; only that one line is expected.
+        const refused = problems.findIndex((line, i) => i >= seen && line.includes('status of 400'));
+        expect(refused).toBeGreaterThanOrEqual(0);
+        problems.splice(refused, 1);
+        await page.screenshot({ path: join(shots, 'overview-paused.png'), fullPage: true });
+      } finally {
+        acceptDialog = null;
+        await queue.resume({ group });
+        await queue.resume({ group: XSS_GROUP });
+      }
+    });
+
     it('says a hash names no page (an API path, a hostile link) as text, and offers the job it may have meant', async () => {
       await page.goto(`${base}/dashboard#/`);
       await page.locator('.count-card').first().waitFor();

@@ -1,0 +1,99 @@
+import { api, READ_ONLY } from './api';
+import { h, replace } from './dom';
+
+type Paused = Array<{ type?: string; group?: string }>;
+type Kind = 'type' | 'group';
+
+/**
+ * The overview's "Paused" card: what is paused, a Resume per entry and a form to pause a type
+ * or a group. Built once per page and kept across the overview's refreshes (which redraw the
+ * rest every 2 s): a name being typed keeps its focus, and the list is redrawn only when it
+ * changes, so a Resume is not replaced under the pointer.
+ */
+export class PauseCard {
+  readonly el: HTMLElement;
+  private readonly list = h('div', { id: 'paused-list' });
+  private readonly message = h('p', { class: 'error-text pause-error', id: 'pause-error' });
+  private readonly kind = h('select', { id: 'pause-kind', 'aria-label': 'What to pause' }, h('option', { value: 'type' }, 'type'), h('option', { value: 'group' }, 'group'));
+  private readonly name = h('input', { id: 'pause-name', placeholder: 'e.g. render or acme', 'aria-label': 'Name of the type or group', maxlength: 200 });
+  private shown = '';
+  /** Counts the pauses and resumes done here: a refresh asked before the last one is stale. */
+  version = 0;
+
+  constructor() {
+    const form = READ_ONLY
+      ? null
+      : h(
+          'form',
+          { class: 'pause-form', id: 'pause-form', onsubmit: (ev: Event) => (ev.preventDefault(), void this.pause()) },
+          this.kind,
+          this.name,
+          h('button', { type: 'submit', class: 'danger', id: 'pause-submit' }, 'Pause'),
+        );
+    this.el = h(
+      'section',
+      { class: 'card', id: 'paused-card' },
+      h('h2', {}, 'Paused'),
+      this.list,
+      form,
+      this.message,
+      form
+        ? h('p', { class: 'muted small' }, 'Workers stop claiming the jobs of a paused type or group within one poll interval (at once on PostgreSQL). Running jobs finish, enqueue still works, and the pause holds across restarts until resumed.')
+        : null,
+    );
+  }
+
+  /** `asOf`: the `version` when the data was asked for; older than the last action, it is dropped. */
+  update(paused: Paused, pausedCount: number, asOf = this.version): void {
+    if (asOf !== this.version) return;
+    const next = JSON.stringify([paused, pausedCount]);
+    if (next === this.shown) return;
+    this.shown = next;
+    if (!paused.length) {
+      replace(this.list, h('p', { class: 'muted', id: 'nothing-paused' }, 'Nothing is paused.'));
+      return;
+    }
+    replace(
+      this.list,
+      h(
+        'ul',
+        { class: 'paused-entries' },
+        ...paused.map((p) => {
+          const [kind, name]: [Kind, string] = p.type !== undefined ? ['type', p.type] : ['group', p.group!];
+          return h(
+            'li',
+            { 'data-kind': kind, 'data-name': name },
+            h('span', { class: 'muted' }, `${kind} `),
+            h('a', { href: `#/jobs?${new URLSearchParams({ [kind]: name })}` }, name),
+            READ_ONLY ? null : h('button', { type: 'button', class: 'resume', onclick: () => void this.send('resume', kind, name) }, 'Resume'),
+          );
+        }),
+      ),
+      pausedCount > paused.length ? h('p', { class: 'note' }, `${pausedCount.toLocaleString()} in all, the first ${paused.length} shown.`) : null,
+    );
+  }
+
+  private async pause(): Promise<void> {
+    const kind = this.kind.value as Kind;
+    const name = this.name.value.trim();
+    if (!name) {
+      this.message.textContent = `Name the ${kind} to pause.`;
+      return;
+    }
+    if (!window.confirm(`Pause ${kind} "${name}"? No worker starts its jobs until it is resumed.`)) return;
+    if (await this.send('pause', kind, name)) this.name.value = '';
+  }
+
+  private async send(action: 'pause' | 'resume', kind: Kind, name: string): Promise<boolean> {
+    try {
+      const r = await api.post<{ paused: Paused; pausedCount: number }>(action, { [kind]: name });
+      this.message.textContent = '';
+      this.version++;
+      this.update(r.paused, r.pausedCount);
+      return true;
+    } catch (err) {
+      this.message.textContent = (err as Error).message;
+      return false;
+    }
+  }
+}
