@@ -87,6 +87,20 @@ function bulk(filter: URLSearchParams): HTMLElement | null {
       out.textContent = (err as Error).message;
     }
   };
+  // One type or one group in the filter: it can be paused from here, as from the overview.
+  const pausable = (['type', 'group'] as const).flatMap((kind) => {
+    const name = filter.get(kind);
+    return name && !(kind === 'type' && name.includes(',')) ? [{ kind, name }] : [];
+  });
+  const pause = (kind: 'type' | 'group', name: string) => async () => {
+    if (!window.confirm(`Pause ${kind} "${name}"? No worker starts its jobs until it is resumed (on the overview).`)) return;
+    try {
+      await api.post('pause', { [kind]: name });
+      out.textContent = `Paused ${kind} ${name}: resume it on the overview.`;
+    } catch (err) {
+      out.textContent = (err as Error).message;
+    }
+  };
   return h(
     'div',
     { class: 'bulk' },
@@ -94,6 +108,7 @@ function bulk(filter: URLSearchParams): HTMLElement | null {
     h('button', { type: 'button', id: 'run-now-many', onclick: run('run-now-many', 'Brought forward', 'Run every delayed job matching this filter now (waiting or ready, delays and backoffs dropped)?') }, 'Run all matching now (delayed)'),
     h('button', { type: 'button', id: 'cancel-many', class: 'danger', onclick: run('cancel-many', 'Cancelled', 'Cancel every unfinished job matching this filter?') }, 'Cancel all matching (unfinished)'),
     h('button', { type: 'button', id: 'remove-many', class: 'danger', onclick: run('remove-many', 'Removed', 'Remove every finished job matching this filter, for good (rows, edges, results)? Jobs unfinished work still needs stay.') }, 'Remove all matching (finished)'),
+    ...pausable.map(({ kind, name }) => h('button', { type: 'button', id: `pause-${kind}`, class: 'danger', onclick: pause(kind, name) }, `Pause ${kind} ${name}`)),
     out,
   );
 }

@@ -618,6 +618,16 @@ describe('dashboard in a browser: chromium present', () => {
         expect(refused).toBeGreaterThanOrEqual(0);
         problems.splice(refused, 1);
         await page.screenshot({ path: join(shots, 'overview-paused.png'), fullPage: true });
+
+        // The jobs page filtered by one group offers to pause it (a type list would not).
+        await page.goto(`${base}/dashboard#/jobs?${new URLSearchParams({ group, type: 'step,flaky' })}`);
+        await page.locator('#pause-group').waitFor();
+        expect(await page.locator('#pause-type').count()).toBe(0);
+        acceptDialog = `Pause group "${group}"?`;
+        await page.click('#pause-group');
+        await eventually('paused from the jobs page', async () => (await page.locator('#bulk-result').textContent()) === `Paused group ${group}: resume it on the overview.`, 10_000, 100);
+        expect(acceptDialog).toBeNull();
+        expect(await queue.listPaused()).toContainEqual({ group });
       } finally {
         acceptDialog = null;
         await queue.resume({ group });
