@@ -40,7 +40,7 @@ export function graphPage(id: number): Page {
           shape = next;
         } catch (err) {
           // The layout worker did not load or broke: said where the drawing goes; the next refresh tries again.
-          replace(canvas, h('p', { class: 'error-text', id: 'graph-error' }, `Could not lay out the graph: ${(err as Error).message}. Trying again…`));
+          replace(canvas, h('p', { class: 'error-text', id: 'graph-error' }, `Could not lay out the graph: ${(err as Error)?.message ?? String(err)}. Trying again…`));
           info.textContent = '';
           page.loaded = true;
           return;
