@@ -741,6 +741,52 @@ describe('dashboard in a browser: chromium present', () => {
       }
     });
 
+    it('follows a dark system theme with readable text on every page (contrast 4.5:1 or more)', async () => {
+      const failed = await queue.enqueue({ type: 'flaky', group: 'dark-theme', args: { note: 'dark' } });
+      expect((await queue.waitFor(failed.id, { timeoutMs: 20_000 })).state).toBe('failed');
+      await queue.pause({ group: 'dark-theme' });
+      const dark = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'dark', httpCredentials: { username: 'ops', password: TOKEN } });
+      const p = await dark.newPage();
+      p.on('pageerror', (e) => problems.push(`dark pageerror: ${e.message}`));
+      p.on('console', (m) => m.type() === 'error' && problems.push(`dark console: ${m.text()}`));
+      // WCAG's contrast of each element's text against the first opaque background behind it.
+      const worst = (selectors: string) =>
+        p.evaluate(`(() => {
+          const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+          const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }).reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+          const behind = (el) => { for (let e = el; e; e = e.parentElement) { const v = rgb(getComputedStyle(e).backgroundColor); if (v.length < 4 || v[3] > 0) return v; } return [255, 255, 255]; };
+          const out = [];
+          for (const el of document.querySelectorAll(${JSON.stringify(selectors)})) {
+            if (!el.textContent.trim() && el.tagName !== 'INPUT') continue;
+            const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(behind(el))];
+            out.push([Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 100) / 100, el.tagName + '.' + el.className + ' ' + el.textContent.trim().slice(0, 30)]);
+          }
+          out.sort((x, y) => x[0] - y[0]);
+          return { n: out.length, worst: out.slice(0, 3), page: lum(behind(document.body)) };
+        })()`) as Promise<{ n: number; worst: Array<[number, string]>; page: number }>;
+      try {
+        // [page, hash, what shows it has drawn, the text to check]
+        const pages: Array<[string, string, string, string]> = [
+          ['overview', '#/', '#paused-list li', 'h1, h2, .count-n, .count-label, .facts dt, .facts dd, #paused-list a, #paused-list .muted, .pause-form input, .pause-form button, .muted, .status'],
+          ['jobs', `#/jobs?${new URLSearchParams({ group: 'dark-theme' })}`, '#jobs-table', 'label span, input, select, button, #jobs-table th, #jobs-table td, #jobs-table a, .cell-args div, .cell-error div'],
+          ['job', `#/job/${failed.id}`, '#job-log-lines td.log-message', 'h1, h2, dt, dd, pre.code, #job-log-lines td, button, .muted'],
+          ['graph', `#/graph/${failed.id}`, '#dag g.node', 'h1, #graph-info, .button, button'],
+          ['schedules', '#/schedules', '#schedule-count:not(:empty)', 'h1, label span, input, button, #schedule-count'],
+        ];
+        for (const [name, hash, drawn, selectors] of pages) {
+          await p.goto(`${base}/dashboard${hash}`);
+          await p.locator(drawn).first().waitFor();
+          const r = await worst(selectors);
+          expect([name, r.page < 0.05, r.n > 3]).toEqual([name, true, true]); // a dark page, and text was found
+          expect([name, r.worst[0][0] >= 4.5 ? 'readable' : r.worst]).toEqual([name, 'readable']);
+          await p.screenshot({ path: join(shots, `dark-${name}.png`) });
+        }
+      } finally {
+        await dark.close();
+        await queue.resume({ group: 'dark-theme' });
+      }
+    });
+
     it('gives a denied request no page and no data', async () => {
       const wrong = { authorization: `Basic ${Buffer.from('ops:wrong-password').toString('base64')}` };
       for (const extraHTTPHeaders of [undefined, wrong]) {
