@@ -106,7 +106,8 @@ function throughput(o: Overview): HTMLElement {
   const bw = (W - pad.l - pad.r) / o.throughput.length;
   const y = (v: number) => pad.t + (H - pad.t - pad.b) * (1 - v / max);
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': 'jobs finished per minute' });
-  for (const v of [0, max / 2, max]) {
+  // A middle line at half of 1 would be labelled 1 as well (rounded): it is drawn from 2 up.
+  for (const v of max >= 2 ? [0, max / 2, max] : [0, max]) {
     svg.append(s('line', { x1: pad.l, x2: W - pad.r, y1: y(v), y2: y(v), class: 'grid-line' }), s('text', { x: pad.l - 4, y: y(v) + 4, class: 'axis', 'text-anchor': 'end' }, Math.round(v)));
   }
   o.throughput.forEach((t, i) => {

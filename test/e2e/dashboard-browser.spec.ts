@@ -95,7 +95,8 @@ if (!haveChromium && process.env.CI !== 'true') {
  * The dashboard in a real browser (Debian's Chromium through playwright-core), on the sample app
  * as `npm start` mounts it (/dashboard, HTTP Basic with DASHBOARD_TOKEN), on SQLite and
  * PostgreSQL: overview, args filter and paging, a 100-node pipeline's graph updating live,
- * retry from the job page, XSS rows rendered as text, a phone's narrow screen, and a denied auth
+ * retry from the job page, XSS rows rendered as text, a 1,000-job graph laid out in a worker,
+ * pausing and resuming, a phone's narrow screen, a dark theme's contrast, and a denied auth
  * getting nothing.
  */
 describe('dashboard in a browser: chromium present', () => {
