@@ -2,7 +2,12 @@ import { api, READ_ONLY } from './api';
 import { h, replace } from './dom';
 
 type Paused = Array<{ type?: string; group?: string }>;
-type Kind = 'type' | 'group';
+export type PauseKind = 'type' | 'group';
+
+/** The question before a pause, the same wherever the dashboard offers one (overview, jobs page). */
+export function confirmPause(kind: PauseKind, name: string): boolean {
+  return window.confirm(`Pause ${kind} "${name}"? No worker starts its jobs until it is resumed (on the overview).`);
+}
 
 /**
  * The overview's "Paused" card: what is paused, a Resume per entry and a form to pause a type
@@ -59,7 +64,7 @@ export class PauseCard {
         'ul',
         { class: 'paused-entries' },
         ...paused.map((p) => {
-          const [kind, name]: [Kind, string] = p.type !== undefined ? ['type', p.type] : ['group', p.group!];
+          const [kind, name]: [PauseKind, string] = p.type !== undefined ? ['type', p.type] : ['group', p.group!];
           return h(
             'li',
             { 'data-kind': kind, 'data-name': name },
@@ -74,17 +79,17 @@ export class PauseCard {
   }
 
   private async pause(): Promise<void> {
-    const kind = this.kind.value as Kind;
+    const kind = this.kind.value as PauseKind;
     const name = this.name.value.trim();
     if (!name) {
       this.message.textContent = `Name the ${kind} to pause.`;
       return;
     }
-    if (!window.confirm(`Pause ${kind} "${name}"? No worker starts its jobs until it is resumed.`)) return;
+    if (!confirmPause(kind, name)) return;
     if (await this.send('pause', kind, name)) this.name.value = '';
   }
 
-  private async send(action: 'pause' | 'resume', kind: Kind, name: string): Promise<boolean> {
+  private async send(action: 'pause' | 'resume', kind: PauseKind, name: string): Promise<boolean> {
     try {
       const r = await api.post<{ paused: Paused; pausedCount: number }>(action, { [kind]: name });
       this.message.textContent = '';

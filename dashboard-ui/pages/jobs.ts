@@ -2,6 +2,7 @@ import { api, READ_ONLY, STATES, type JobRow } from '../api';
 import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
 import { badge, when } from '../format';
+import { confirmPause, type PauseKind } from '../pause-card';
 import type { Page } from './page';
 
 const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'parent'] as const;
@@ -92,8 +93,8 @@ function bulk(filter: URLSearchParams): HTMLElement | null {
     const name = filter.get(kind);
     return name && !(kind === 'type' && name.includes(',')) ? [{ kind, name }] : [];
   });
-  const pause = (kind: 'type' | 'group', name: string) => async () => {
-    if (!window.confirm(`Pause ${kind} "${name}"? No worker starts its jobs until it is resumed (on the overview).`)) return;
+  const pause = (kind: PauseKind, name: string) => async () => {
+    if (!confirmPause(kind, name)) return;
     try {
       await api.post('pause', { [kind]: name });
       out.textContent = `Paused ${kind} ${name}: resume it on the overview.`;
