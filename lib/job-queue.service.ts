@@ -204,6 +204,15 @@ export class JobQueueService {
     return this.recurring.unschedule(name);
   }
 
+  /**
+   * Runs schedule `name` once now, outside its slots (the dashboard's "Run now"): enqueues the job
+   * a slot would, with `args.slot` at the database's now and `args.manual: true`. Its next slot
+   * does not move. Unknown name: ScheduleNotFoundError, nothing enqueued.
+   */
+  async triggerSchedule(name: string): Promise<JobView> {
+    return this.enqueue(await this.recurring.manualRun(name));
+  }
+
   /** Every recurring schedule with its next and last slot (for thousands of them, page with `findSchedules`). */
   listSchedules(): Promise<ScheduleView[]> {
     return this.recurring.listSchedules();

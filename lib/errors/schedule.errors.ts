@@ -16,3 +16,15 @@ export class InvalidScheduleError extends JobQueueError {
     super(`Recurring schedule "${schedule}": ${reason}`);
   }
 }
+
+/** `triggerSchedule()` named no stored schedule (never made, or removed). Nothing was enqueued. */
+export class ScheduleNotFoundError extends JobQueueError {
+  readonly code = 'SCHEDULE_NOT_FOUND';
+
+  constructor(
+    /** The name asked for. */
+    readonly schedule: string,
+  ) {
+    super(`No recurring schedule named ${JSON.stringify(schedule.length > 200 ? `${schedule.slice(0, 200)}…` : schedule)}.`);
+  }
+}

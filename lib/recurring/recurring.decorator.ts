@@ -6,10 +6,15 @@ import type { ScheduleInput } from './schedule-definition';
 /** `@Recurring` options: the schedule's name plus what `queue.schedule()` takes besides cron and type. */
 export type RecurringOptions = Omit<ScheduleInput, 'cron' | 'type'>;
 
-/** The args each recurring job gets: its slot time (ISO, UTC), and `backfill: true` for a caught-up missed slot. */
+/**
+ * The args each recurring job gets: its slot time (ISO, UTC), `backfill: true` for a caught-up
+ * missed slot, and `manual: true` for a run asked for by `triggerSchedule()` (its `slot` is then
+ * the time it was asked for).
+ */
 export interface RecurringArgs {
   slot: string;
   backfill?: true;
+  manual?: true;
 }
 
 /**

@@ -7,20 +7,21 @@ import { JobQueueConnection } from '../database/job-queue.connection';
 import type { SqlExecutor } from '../database/sql-executor';
 import { insertGraph, withKeyRaceRetry } from '../enqueue/graph-enqueuer';
 import { normalizeJob, type NormalizeContext, type NormalizedJob } from '../enqueue/normalize-job';
-import { UnknownJobTypeError } from '../errors';
+import { InvalidScheduleError, ScheduleNotFoundError, UnknownJobTypeError } from '../errors';
+import { describeValue } from '../errors/options.errors';
 import { JobQueueEvents } from '../events/job-queue.events';
 import { JobLifecycle } from '../events/job-lifecycle';
 import { validateGraph } from '../graph/validate-graph';
 import { JobHandlerRegistry } from '../handlers/job-handler.registry';
 import { JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import type { ResolvedJobQueueOptions } from '../job-queue.options';
-import type { GraphNode } from '../job.types';
+import type { EnqueueInput, GraphNode } from '../job.types';
 import { notifyInTransaction } from '../notify/notify.sql';
 import { tickerContact } from './ticker.sql';
 import { RecurringExplorer } from './recurring.explorer';
 import { CronClock } from './cron-clock';
 import { nextSlot, planSlots } from './recurring-slots';
-import { defineSchedule, type ScheduleDefinition, type ScheduleInput } from './schedule-definition';
+import { defineSchedule, isScheduleName, type ScheduleDefinition, type ScheduleInput } from './schedule-definition';
 import type { ScheduleView } from './schedule-view';
 import type { FindSchedulesResult, ScheduleFilter } from './schedule-filter';
 import { findWholeSchedulesPage, listWholeSchedules } from './schedule-page';
@@ -166,8 +167,22 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /** Removes a schedule; true if it existed. Jobs it already enqueued stay. */
-  unschedule(name: string): Promise<boolean> {
-    return deleteSchedule(this.connection.db, String(name));
+  async unschedule(name: string): Promise<boolean> {
+    return isScheduleName(String(name)) && deleteSchedule(this.connection.db, String(name));
+  }
+
+  /**
+   * The job a run of schedule `name` outside its slots would be: its type, job options and args,
+   * with `slot` at the database's now and `manual: true`. No key: each trigger is its own run, and
+   * the schedule's next slot stays where it is. Unknown name: ScheduleNotFoundError.
+   */
+  async manualRun(name: string): Promise<EnqueueInput> {
+    if (typeof name !== 'string') throw new InvalidScheduleError('(unnamed)', `name must be a string; received ${describeValue(name)}`);
+    const db = this.connection.db;
+    const stored = isScheduleName(name) ? await findSchedule(db, name) : null;
+    if (!stored) throw new ScheduleNotFoundError(name);
+    const at = await databaseNow(db);
+    return { type: stored.type, args: { ...stored.args, slot: at.toISOString(), manual: true }, ...stored.job };
   }
 
   /** Every schedule, read page by page within a byte budget (see findWholeSchedulesPage). */

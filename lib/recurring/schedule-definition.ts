@@ -44,6 +44,11 @@ export const MAX_BACKFILL = 1_000;
 /** Room for `recurring:` + name + `:` + a 24-character ISO slot in the 255-character key. */
 export const MAX_SCHEDULE_NAME_LENGTH = MAX_KEY_LENGTH - 'recurring:'.length - 1 - 24;
 
+/** Whether `name` is one a schedule can have: anything else names none, and is never sent to the database (a NUL is an error there). */
+export function isScheduleName(name: unknown): name is string {
+  return typeof name === 'string' && name.length <= MAX_SCHEDULE_NAME_LENGTH && /^[A-Za-z0-9_.:-]+$/.test(name);
+}
+
 /** Checks a schedule (cron and time zone through the `cron` library, which also finds its next slot). Throws InvalidScheduleError. */
 export function defineSchedule(input: ScheduleInput): ScheduleDefinition {
   const rawName = (input as { name?: unknown } | null)?.name;
@@ -52,7 +57,7 @@ export function defineSchedule(input: ScheduleInput): ScheduleDefinition {
     throw new InvalidScheduleError(label, reason);
   };
   if (typeof input !== 'object' || input === null) fail('expected an object { name, cron, type, ... }');
-  if (typeof rawName !== 'string' || !/^[A-Za-z0-9_.:-]+$/.test(rawName) || rawName.length > MAX_SCHEDULE_NAME_LENGTH) {
+  if (!isScheduleName(rawName)) {
     fail(`name must be 1–${MAX_SCHEDULE_NAME_LENGTH} characters of A-Z a-z 0-9 _ . : -`);
   }
   if (typeof input.type !== 'string' || !input.type || input.type.length > MAX_TYPE_LENGTH) {

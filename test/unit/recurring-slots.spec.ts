@@ -1,5 +1,5 @@
 import { MAX_ON_TIME_SLOTS, planSlots, type SlotPlanInput } from '../../lib/recurring/recurring-slots';
-import { defineSchedule } from '../../lib/recurring/schedule-definition';
+import { defineSchedule, isScheduleName, MAX_SCHEDULE_NAME_LENGTH } from '../../lib/recurring/schedule-definition';
 import { InvalidScheduleError } from '../../lib/errors';
 
 const EVERY_SECOND = '* * * * * *';
@@ -157,5 +157,19 @@ describe('defineSchedule', () => {
   ])('rejects %j with InvalidScheduleError', (input, message) => {
     expect(() => defineSchedule(input as never)).toThrow(InvalidScheduleError);
     expect(() => defineSchedule(input as never)).toThrow(message);
+  });
+});
+
+describe('isScheduleName', () => {
+  it('accepts what defineSchedule accepts, and nothing a lookup should send to the database', () => {
+    const longest = 'n'.repeat(MAX_SCHEDULE_NAME_LENGTH);
+    for (const name of ['nightly-report', 'tenant-7.refresh', 'a:b_c', longest]) {
+      expect([name.slice(0, 20), isScheduleName(name)]).toEqual([name.slice(0, 20), true]);
+      expect(defineSchedule({ name, cron: '0 2 * * *', type: 't' }).name).toBe(name);
+    }
+    for (const name of ['', 'has space', 'nul\u0000byte', '<script>', 'a/b', `${longest}n`, 42, null, undefined, { name: 'x' }]) {
+      expect([name, isScheduleName(name)]).toEqual([name, false]);
+      expect(() => defineSchedule({ name, cron: '0 2 * * *', type: 't' } as never)).toThrow(InvalidScheduleError);
+    }
   });
 });
