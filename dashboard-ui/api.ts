@@ -84,6 +84,8 @@ export interface ScheduleRow {
   lastRunAt: string | null;
   /** A removed `@Recurring`: no running process declares it, so it does not fire. */
   dormant: boolean;
+  /** An `@Recurring` a running process declares: not removable from here. */
+  declared: boolean;
   args: Bounded;
 }
 

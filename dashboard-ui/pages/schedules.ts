@@ -1,4 +1,4 @@
-import { api, type ScheduleRow } from '../api';
+import { api, READ_ONLY, type ScheduleRow } from '../api';
 import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
 import { when } from '../format';
@@ -14,6 +14,8 @@ export function schedulesPage(params: URLSearchParams): Page {
   const body = h('div', { class: 'schedules-results' });
   const total = h('p', { class: 'muted', id: 'schedule-count' });
   const message = h('p', { class: 'error-text', id: 'schedules-error' });
+  // What the last action did; kept across refreshes until the next one.
+  const result = h('p', { id: 'schedule-result' });
 
   async function load(cursor: string | null): Promise<void> {
     const q = new URLSearchParams(filter);
@@ -23,16 +25,40 @@ export function schedulesPage(params: URLSearchParams): Page {
       const page = await api.get<{ schedules: ScheduleRow[]; nextCursor: string | null; count: number }>(`schedules?${q}`);
       message.textContent = '';
       total.textContent = `${page.count.toLocaleString()} schedule(s) in all${[...filter.keys()].length ? ' (before the filter)' : ''}.`;
-      replace(body, table(page.schedules), pages.pager(page.nextCursor));
+      replace(body, table(page.schedules, act), pages.pager(page.nextCursor));
     } catch (err) {
       message.textContent = (err as Error).message;
       replace(body);
     }
   }
 
+  async function act(s: ScheduleRow, action: 'run-now' | 'remove'): Promise<void> {
+    const asked =
+      action === 'run-now'
+        ? `Run schedule "${s.name}" once now? It enqueues one ${s.type} job (args.manual: true); its next slot does not move.`
+        : `Remove schedule "${s.name}"? It enqueues nothing more; the jobs it already enqueued stay.`;
+    if (!window.confirm(asked)) return;
+    const path = `schedules/${encodeURIComponent(s.name)}/${action}`;
+    try {
+      if (action === 'run-now') {
+        const job = await api.post<{ id: number }>(path);
+        replace(result, `Enqueued `, h('a', { href: `#/job/${job.id}` }, `job #${job.id}`), ` for schedule ${s.name}.`);
+      } else {
+        await api.post(path);
+        replace(result, `Removed schedule ${s.name}.`);
+      }
+      message.textContent = '';
+    } catch (err) {
+      replace(result);
+      message.textContent = (err as Error).message;
+      return;
+    }
+    await load(pages.current);
+  }
+
   const page: Page = {
     title: 'Schedules',
-    el: h('div', {}, h('h1', {}, 'Recurring schedules'), form(filter), total, message, body),
+    el: h('div', {}, h('h1', {}, 'Recurring schedules'), form(filter), total, result, message, body),
     // Next and last slots move every tick: the current page follows them.
     intervalMs: 5000,
     loaded: false,
@@ -62,7 +88,7 @@ function form(current: URLSearchParams): HTMLElement {
   return el;
 }
 
-function table(schedules: ScheduleRow[]): HTMLElement {
+function table(schedules: ScheduleRow[], act: (s: ScheduleRow, action: 'run-now' | 'remove') => Promise<void>): HTMLElement {
   if (!schedules.length) return h('p', { class: 'muted', id: 'no-schedules' }, 'No schedule matches.');
   return h(
     'div',
@@ -70,7 +96,7 @@ function table(schedules: ScheduleRow[]): HTMLElement {
     h(
       'table',
       { class: 'table schedules', id: 'schedules-table' },
-      h('thead', {}, h('tr', {}, ...['name', 'type', 'cron', 'time zone', 'group', 'next slot', 'last enqueued slot', 'args'].map((c) => h('th', {}, c)))),
+      h('thead', {}, h('tr', {}, ...['name', 'type', 'cron', 'time zone', 'group', 'next slot', 'last enqueued slot', 'args', ...(READ_ONLY ? [] : [''])].map((c) => h('th', {}, c)))),
       h(
         'tbody',
         {},
@@ -78,7 +104,12 @@ function table(schedules: ScheduleRow[]): HTMLElement {
           h(
             'tr',
             { 'data-name': s.name },
-            h('td', { class: 'mono nowrap' }, s.name),
+            h(
+              'td',
+              { class: 'mono nowrap' },
+              s.name,
+              s.declared ? h('span', { class: 'tag', title: 'An @Recurring method of a running process: it is removed from the code, not from here' }, '@Recurring') : null,
+            ),
             // The jobs a schedule enqueued carry its type: the link lists them, newest first.
             h('td', { class: 'type' }, h('a', { href: `#/jobs?${new URLSearchParams({ type: s.type })}` }, s.type)),
             h('td', { class: 'mono nowrap' }, s.cron),
@@ -89,6 +120,15 @@ function table(schedules: ScheduleRow[]): HTMLElement {
               : h('td', { class: 'nowrap' }, when(s.nextRunAt)),
             h('td', { class: 'nowrap' }, when(s.lastRunAt)),
             h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, s.args.text)),
+            READ_ONLY
+              ? null
+              : h(
+                  'td',
+                  { class: 'nowrap schedule-actions' },
+                  h('button', { type: 'button', class: 'run-now', onclick: () => void act(s, 'run-now') }, 'Run now'),
+                  // A declared @Recurring would come back at its process's next start: the server refuses it too.
+                  s.declared ? null : h('button', { type: 'button', class: 'danger remove', onclick: () => void act(s, 'remove') }, 'Remove'),
+                ),
           ),
         ),
       ),

@@ -151,6 +151,22 @@ export function createDashboardController(path: string): Type<unknown> {
       return result;
     }
 
+    @Post('api/schedules/:name/run-now')
+    @HttpCode(200)
+    @UseGuards(DashboardActionGuard)
+    async runSchedule(@Param('name') name: string) {
+      const job = await this.queue.triggerSchedule(name);
+      this.dashboard.invalidate();
+      return { id: job.id, type: job.type, state: job.state };
+    }
+
+    @Post('api/schedules/:name/remove')
+    @HttpCode(200)
+    @UseGuards(DashboardActionGuard)
+    removeSchedule(@Param('name') name: string) {
+      return this.dashboard.removeSchedule(name);
+    }
+
     @Post('api/pause')
     @HttpCode(200)
     @UseGuards(DashboardActionGuard)

@@ -52,3 +52,17 @@ export class DashboardUnauthorizedError extends JobQueueError {
     super('Not authorized to use the job queue dashboard.');
   }
 }
+
+/**
+ * "Remove" of an `@Recurring` schedule that a running process declares: its next start-up would
+ * store it again, so the dashboard refuses (remove the method instead). Nothing was changed.
+ */
+export class DashboardScheduleDeclaredError extends JobQueueError {
+  readonly code = 'SCHEDULE_DECLARED';
+
+  constructor(readonly schedule: string) {
+    super(
+      `Schedule "${schedule}" is an @Recurring method that a running process declares: removed here, it would come back at that process's next start. Remove the method from the code; once no process declares it, it goes dormant and can be removed.`,
+    );
+  }
+}

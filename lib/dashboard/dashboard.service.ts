@@ -12,6 +12,10 @@ import { jobDetailStatement, jobPreviewColumns } from './dashboard-jobs.sql';
 import { parseStoredJson, toJobRecord, toJobView } from '../database/job-row';
 import { schedulePreviewColumns } from './dashboard-schedules.sql';
 import { findSchedulePage } from '../recurring/schedule-page';
+import { findSchedule } from '../recurring/schedules.sql';
+import { isScheduleName } from '../recurring/schedule-definition';
+import { ScheduleNotFoundError } from '../errors/schedule.errors';
+import { DashboardScheduleDeclaredError } from './dashboard.errors';
 import { graphNodeSummaries } from './dashboard-graph.sql';
 import { nearestEdges } from './nearest-edges';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
@@ -89,6 +93,8 @@ export interface ScheduleRowView {
   lastRunAt: Date | null;
   /** An `@Recurring` schedule that no running process declares any more: it does not fire. */
   dormant: boolean;
+  /** An `@Recurring` schedule that a running process declares: the dashboard does not remove it. */
+  declared: boolean;
   args: BoundedText;
 }
 
@@ -205,6 +211,19 @@ export class DashboardService {
     };
   }
 
+  /**
+   * Removes a schedule made by `schedule()`, or an `@Recurring` one no running process declares
+   * (dormant): one still declared would be stored again at its process's next start.
+   */
+  async removeSchedule(name: string): Promise<{ name: string; removed: true }> {
+    const stored = isScheduleName(name) ? await findSchedule(this.db, name) : null;
+    if (!stored) throw new ScheduleNotFoundError(name);
+    if (stored.declaredUntil && stored.declaredUntil.getTime() > Date.now()) throw new DashboardScheduleDeclaredError(name);
+    if (!(await this.queue.unschedule(name))) throw new ScheduleNotFoundError(name);
+    this.invalidate();
+    return { name, removed: true };
+  }
+
   /** After an action: the next read shows its effect instead of a shared snapshot. */
   invalidate(): void {
     this.overviews.clear();
@@ -307,6 +326,7 @@ function toRow(r: Row, d: SqlDialect): JobRowView {
 
 function toScheduleRow(r: Row, d: SqlDialect): ScheduleRowView {
   const declaredUntil = d.parseTime(r.declared_until);
+  const dormant = declaredUntil !== null && declaredUntil.getTime() <= Date.now();
   return {
     name: String(r.name),
     type: String(r.job_type),
@@ -315,7 +335,8 @@ function toScheduleRow(r: Row, d: SqlDialect): ScheduleRowView {
     group: (JSON.parse(String(r.job_options)) as { group?: string }).group ?? null,
     nextRunAt: d.parseTime(r.next_run_at)!,
     lastRunAt: d.parseTime(r.last_slot),
-    dormant: declaredUntil !== null && declaredUntil.getTime() <= Date.now(),
+    dormant,
+    declared: declaredUntil !== null && !dormant,
     args: boundHead(String(r.args_head), Number(r.args_length), PREVIEW_CHARS),
   };
 }

@@ -11,6 +11,7 @@ export {
   DashboardAuthRequiredError,
   DashboardCsrfError,
   DashboardReadOnlyError,
+  DashboardScheduleDeclaredError,
   DashboardUnauthorizedError,
   InvalidDashboardOptionsError,
 } from './dashboard.errors';

@@ -567,6 +567,68 @@ describe('dashboard in a browser: chromium present', () => {
       }
     });
 
+    it('runs a schedule now from its row and removes another, each after a confirmation; a declared @Recurring offers no Remove', async () => {
+      const jq = app.get(JobQueueDatabase);
+      const names = ['browser-run', 'browser-drop', 'browser-declared'];
+      for (const name of names) await queue.schedule({ name, cron: '0 0 1 1 *', type: 'step', args: { name }, group: 'browser-act' });
+      // As a running process's @Recurring: the server would refuse its removal, so the row offers none.
+      await jq.run(sql`UPDATE job_queue_schedules SET declared_until = ${jq.dialect.timeParam(new Date(Date.now() + 600_000))} WHERE name = 'browser-declared'`);
+      try {
+        await page.goto(`${base}/dashboard#/schedules?${new URLSearchParams({ group: 'browser-act' })}`);
+        const row = (name: string) => page.locator(`#schedules-table tr[data-name="${name}"]`);
+        await row('browser-run').waitFor();
+        expect(await row('browser-declared').locator('button').allTextContents()).toEqual(['Run now']);
+        expect(await row('browser-declared').locator('td').first().textContent()).toBe('browser-declared@Recurring');
+        expect(await row('browser-run').locator('button').allTextContents()).toEqual(['Run now', 'Remove']);
+        const nextSlot = await row('browser-run').locator('td').nth(5).textContent();
+
+        // Dismissed: nothing is sent.
+        await page.evaluate(`window.confirm = () => false`);
+        await row('browser-run').locator('button.run-now').click();
+        await row('browser-drop').locator('button.remove').click();
+        expect(await page.locator('#schedule-result').textContent()).toBe('');
+        expect((await queue.find({ type: 'step', argsContains: { name: 'browser-run' } })).jobs).toEqual([]);
+        await page.reload();
+        await row('browser-run').waitFor();
+
+        acceptDialog = 'Run schedule "browser-run" once now?';
+        await row('browser-run').locator('button.run-now').click();
+        await page.locator('#schedule-result a').waitFor();
+        expect(acceptDialog).toBeNull();
+        const [job] = (await queue.find({ type: 'step', argsContains: { name: 'browser-run', manual: true } })).jobs;
+        expect(await page.locator('#schedule-result').textContent()).toBe(`Enqueued job #${job.id} for schedule browser-run.`);
+        expect((await queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('done');
+        expect(await row('browser-run').locator('td').nth(5).textContent()).toBe(nextSlot);
+        await page.screenshot({ path: join(shots, 'schedules-run-now.png') });
+        await page.click('#schedule-result a');
+        await page.waitForURL(`**/dashboard#/job/${job.id}`);
+        await page.locator('#job-args').waitFor();
+        expect(JSON.parse((await page.locator('#job-args pre').textContent())!)).toMatchObject({ name: 'browser-run', manual: true, slot: expect.any(String) });
+
+        await page.goto(`${base}/dashboard#/schedules?${new URLSearchParams({ group: 'browser-act' })}`);
+        await row('browser-drop').waitFor();
+        acceptDialog = 'Remove schedule "browser-drop"?';
+        await row('browser-drop').locator('button.remove').click();
+        await eventually('the removed row gone', async () => (await row('browser-drop').count()) === 0, 20_000, 100);
+        expect(acceptDialog).toBeNull();
+        expect(await page.locator('#schedule-result').textContent()).toBe('Removed schedule browser-drop.');
+        expect((await queue.listSchedules()).map((s) => s.name).filter((n) => names.includes(n)).sort()).toEqual(['browser-declared', 'browser-run']);
+
+        // Removed meanwhile by someone else: the server's 404 is shown, nothing enqueued.
+        await queue.unschedule('browser-run');
+        acceptDialog = 'Run schedule "browser-run" once now?';
+        await row('browser-run').locator('button.run-now').click();
+        await eventually('the error shown', async () => (await page.locator('#schedules-error').textContent()) === 'No recurring schedule named "browser-run".', 20_000, 100);
+        expect((await queue.find({ type: 'step', argsContains: { name: 'browser-run' } })).jobs.map((j) => j.id)).toEqual([job.id]);
+        // Chromium logs the failed request's 404 as a console error: the one this test expects.
+        await eventually('the 404 logged', async () => problems.some((p) => p.includes('status of 404')), 10_000, 50);
+        problems.splice(problems.findIndex((p) => p.includes('status of 404')), 1);
+      } finally {
+        acceptDialog = null;
+        for (const name of names) await queue.unschedule(name);
+      }
+    });
+
     it('pauses a group from the overview, holds its jobs, and resumes it; a name is text, a bad one gets the server\'s error', async () => {
       const group = 'pause-ui';
       const listed = (kind: string, name: string) => page.locator(`#paused-list li[data-kind="${kind}"][data-name="${name.replace(/["\\]/g, '\\$&')}"]`);

@@ -62,7 +62,7 @@ describeDialects('dashboard API', (db) => {
       expect(text).not.toContain('tenant-data');
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     }
-    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume']) {
+    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/any/run-now', '/api/schedules/any/remove']) {
       const res = await post(d.url, path, { type: 'work' }, { 'x-job-queue-csrf': token });
       expect([path, res.status]).toEqual([path, 401]);
     }
@@ -538,6 +538,74 @@ describeDialects('dashboard API', (db) => {
     expect(await d.queue.listPaused()).toEqual([]);
   });
 
+  it('schedules: Run now enqueues one slot job; Remove takes schedule() and dormant ones, refuses declared ones, forged requests and bad names', async () => {
+    const jq = d.app.get(JobQueueDatabase);
+    const until = (ms: number) => jq.dialect.timeParam(new Date(Date.now() + ms));
+    const names = ['act-runtime', 'act-declared', 'act-dormant'];
+    for (const name of names) await d.queue.schedule({ name, cron: '0 0 1 1 *', type: 'listed', args: { name }, group: 'act-g' });
+    // As a running process's @Recurring, and as one no process declares any more.
+    await jq.run(sql`UPDATE job_queue_schedules SET declared_until = ${until(600_000)} WHERE name = 'act-declared'`);
+    await jq.run(sql`UPDATE job_queue_schedules SET declared_until = ${until(-60_000)} WHERE name = 'act-dormant'`);
+    const left = async () => (await d.queue.listSchedules()).map((s) => s.name).filter((n) => n.startsWith('act-')).sort();
+    const runs = async (name: string) => (await d.queue.find({ type: 'listed', argsContains: { name, manual: true } })).jobs;
+    try {
+      const listed = asAny(await (await get(`/api/schedules?${new URLSearchParams({ group: 'act-g' })}`)).json());
+      expect(listed.schedules.map((s: { name: string; declared: boolean; dormant: boolean }) => [s.name, s.declared, s.dormant])).toEqual([
+        ['act-declared', true, false],
+        ['act-dormant', false, true],
+        ['act-runtime', false, false],
+      ]);
+      for (const path of ['/api/schedules/act-runtime/run-now', '/api/schedules/act-runtime/remove']) {
+        for (const headers of [AUTH, { ...AUTH, 'x-job-queue-csrf': 'guess' }, { ...AUTH, 'x-job-queue-csrf': token, origin: 'https://evil.example' }]) {
+          const res = await post(d.url, path, {}, headers);
+          expect([path, res.status, (await res.json().then(asAny)).error]).toEqual([path, 403, 'DASHBOARD_CSRF']);
+        }
+      }
+      expect(await runs('act-runtime')).toEqual([]);
+      expect(await left()).toEqual(['act-declared', 'act-dormant', 'act-runtime']);
+
+      const before = (await d.queue.listSchedules()).find((s) => s.name === 'act-runtime')!;
+      const ran = await action('/api/schedules/act-runtime/run-now');
+      const body = asAny(await ran.json());
+      expect([ran.status, body]).toEqual([200, { id: expect.any(Number), type: 'listed', state: 'ready' }]);
+      const [job] = await runs('act-runtime');
+      expect(job).toMatchObject({ id: body.id, group: 'act-g', args: { name: 'act-runtime', slot: expect.any(String), manual: true } });
+      expect((await d.queue.listSchedules()).find((s) => s.name === 'act-runtime')!.nextRunAt).toEqual(before.nextRunAt);
+      // A declared @Recurring runs now as well; only its removal is the code's to decide.
+      expect((await action('/api/schedules/act-declared/run-now')).status).toBe(200);
+      expect(await runs('act-declared')).toHaveLength(1);
+
+      const declared = await action('/api/schedules/act-declared/remove');
+      const refusal = asAny(await declared.json());
+      expect([declared.status, refusal.error]).toEqual([409, 'SCHEDULE_DECLARED']);
+      expect(refusal.message).toContain('@Recurring');
+      for (const name of ['act-runtime', 'act-dormant']) {
+        const res = await action(`/api/schedules/${name}/remove`);
+        expect([res.status, await res.json().then(asAny)]).toEqual([200, { name, removed: true }]);
+      }
+      expect(await left()).toEqual(['act-declared']);
+      // Jobs a removed schedule enqueued stay.
+      expect(await runs('act-runtime')).toHaveLength(1);
+
+      // Names no schedule has: gone, unknown, markup, a NUL, 5,000 characters. A 404 each, as JSON, bounded; nothing enqueued.
+      const jobs = (await d.queue.find({ type: 'listed' }, { limit: 500 })).jobs.length;
+      for (const name of ['act-runtime', 'no-such', XSS, 'act\u0000declared', 'n'.repeat(5_000)]) {
+        for (const verb of ['run-now', 'remove']) {
+          const res = await action(`/api/schedules/${encodeURIComponent(name)}/${verb}`);
+          expect(res.headers.get('content-type')).toMatch(/application\/json/);
+          const text = await res.text();
+          expect([name.slice(0, 20), verb, res.status, asAny(JSON.parse(text)).error]).toEqual([name.slice(0, 20), verb, 404, 'SCHEDULE_NOT_FOUND']);
+          expect(text.length).toBeLessThan(1_000);
+        }
+      }
+      expect((await d.queue.find({ type: 'listed' }, { limit: 500 })).jobs.length).toBe(jobs);
+      expect(await left()).toEqual(['act-declared']);
+    } finally {
+      for (const name of names) await d.queue.unschedule(name);
+      await jq.run(sql`DELETE FROM jobs WHERE type = 'listed'`);
+    }
+  });
+
   it('shows thousands of paused groups bounded: the overview and each pause answer send the first 200 and the count', async () => {
     const db = d.app.get(JobQueueDatabase);
     const names = Array.from({ length: 5_000 }, (_, i) => `tenant-${String(i).padStart(4, '0')}`);
@@ -566,7 +634,8 @@ describeDialects('dashboard API', (db) => {
     const html = await (await fetch(ro.url)).text();
     expect(html).toContain('<meta name="jq-read-only" content="true">');
     const job = await ro.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
-    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume'];
+    await ro.queue.schedule({ name: 'ro-yearly', cron: '0 0 1 1 *', type: 'work' });
+    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/ro-yearly/run-now', '/api/schedules/ro-yearly/remove'];
     for (const path of paths) {
       const res = await post(ro.url, path, { filter: { type: 'work' }, type: 'work' }, { 'x-job-queue-csrf': roToken });
       expect([path, res.status]).toEqual([path, 403]);
@@ -574,6 +643,9 @@ describeDialects('dashboard API', (db) => {
     }
     expect((await ro.queue.get(job.id))!.state).toBe('ready');
     expect(await ro.queue.listPaused()).toEqual([]);
+    expect((await ro.queue.listSchedules()).filter((s) => s.name === 'ro-yearly')).toHaveLength(1);
+    expect(await ro.queue.unschedule('ro-yearly')).toBe(true);
+    expect(await ro.queue.find({ type: 'work', argsContains: { manual: true } }).then((p) => p.jobs)).toEqual([]);
     expect((await fetch(`${ro.url}/api/overview`)).status).toBe(200);
     // Reading a job's log is no action: a read-only dashboard serves it.
     expect(asAny(await (await fetch(`${ro.url}/api/jobs/${job.id}/logs`)).json())).toEqual({ logs: [], nextCursor: null });

@@ -69,6 +69,18 @@ describeDialects(
       expect((await d.queue.get(job.id))!.state).toBe('ready');
       const ok = await post(d.url, cancel, {}, { ...AUTH, 'x-job-queue-csrf': token });
       expect(await ok.json().then(asAny)).toEqual({ id: job.id, state: 'cancelled' });
+      // A schedule's name is a path parameter: Fastify decodes it as Express does.
+      await d.queue.schedule({ name: 'fastify.yearly:1', cron: '0 0 1 1 *', type: 'work', args: { via: 'fastify' } });
+      try {
+        const ran = await post(d.url, `/api/schedules/${encodeURIComponent('fastify.yearly:1')}/run-now`, {}, { ...AUTH, 'x-job-queue-csrf': token });
+        const body = asAny(await ran.json());
+        expect([ran.status, body.type]).toEqual([200, 'work']);
+        expect((await d.queue.get(body.id))!.args).toMatchObject({ via: 'fastify', manual: true });
+        expect((await d.queue.waitFor(body.id, { timeoutMs: 30_000 })).state).toBe('done');
+        expect(await statusOf(post(d.url, `/api/schedules/${encodeURIComponent('no such\u0000')}/run-now`, {}, { ...AUTH, 'x-job-queue-csrf': token }))).toBe(404);
+      } finally {
+        await d.queue.unschedule('fastify.yearly:1');
+      }
       const roToken = await csrfToken(ro.url);
       const refused = await post(ro.url, '/api/pause', { type: 'work' }, { 'x-job-queue-csrf': roToken });
       expect(refused.status).toBe(403);
