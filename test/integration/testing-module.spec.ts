@@ -4,7 +4,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { InvalidOptionError, JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService, SnoozeJobError, type JobContext } from '../../lib';
+import { InvalidOptionError, JOB_QUEUE_DATA_SOURCE, JobArgsInvalidError, JobHandler, JobQueueService, Recurring, SnoozeJobError, type JobContext, type RecurringArgs } from '../../lib';
 import {
   DrainStuckError,
   DrainTimeoutError,
@@ -53,6 +53,12 @@ class Handlers {
   async aborts(_args: unknown, ctx: JobContext): Promise<boolean> {
     if (!ctx.signal.aborted) await new Promise((r) => { ctx.signal.addEventListener('abort', r, { once: true }); setTimeout(r, 50); });
     return ctx.signal.aborted;
+  }
+
+  /** Once a year: a test runs it with triggerSchedule(), not by waiting for its slot. */
+  @Recurring('0 4 1 1 *', { name: 'yearly-export', args: { format: 'csv' } })
+  async yearly(args: RecurringArgs & { format: string }): Promise<string> {
+    return `${args.format}${args.manual ? ' (manual)' : ''}`;
   }
 
   /** Snoozes for a minute until the test says its export is ready. */
@@ -170,6 +176,18 @@ describe('[sqlite] JobQueueTestingModule', () => {
       expect(await queue.get(job.id)).toMatchObject({ state: 'done', attempts: 2, result: 'second' });
     } finally {
       jest.restoreAllMocks();
+      await moduleRef.close();
+    }
+  });
+
+  it('runs an @Recurring handler now with triggerSchedule() and drain(), its slot left alone', async () => {
+    const { moduleRef, queue, tester } = await boot();
+    try {
+      const job = await queue.triggerSchedule('yearly-export');
+      expect(await tester.drain()).toEqual({ done: 1 });
+      expect(await queue.get(job.id)).toMatchObject({ state: 'done', result: 'csv (manual)', args: { format: 'csv', manual: true } });
+      expect((await queue.listSchedules()).map((s) => [s.name, s.lastRunAt])).toEqual([['yearly-export', null]]);
+    } finally {
       await moduleRef.close();
     }
   });
