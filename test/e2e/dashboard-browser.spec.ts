@@ -96,7 +96,7 @@ if (!haveChromium && process.env.CI !== 'true') {
  * as `npm start` mounts it (/dashboard, HTTP Basic with DASHBOARD_TOKEN), on SQLite and
  * PostgreSQL: overview, args filter and paging, a 100-node pipeline's graph updating live,
  * retry from the job page, XSS rows rendered as text, a 1,000-job graph laid out in a worker,
- * pausing and resuming, a phone's narrow screen, a dark theme's contrast, and a denied auth
+ * pausing and resuming, a schedule's Run now and Remove, a phone's narrow screen, both themes' contrast, and a denied auth
  * getting nothing.
  */
 describe('dashboard in a browser: chromium present', () => {
@@ -804,14 +804,20 @@ describe('dashboard in a browser: chromium present', () => {
       }
     });
 
-    it('follows a dark system theme with readable text on every page (contrast 4.5:1 or more)', async () => {
-      const failed = await queue.enqueue({ type: 'flaky', group: 'dark-theme', args: { note: 'dark' } });
+    it.each(['dark', 'light'] as const)('follows a %s system theme with readable text on every page (contrast 4.5:1 or more)', async (scheme) => {
+      const group = `${scheme}-theme`;
+      const failed = await queue.enqueue({ type: 'flaky', group, args: { note: scheme } });
       expect((await queue.waitFor(failed.id, { timeoutMs: 20_000 })).state).toBe('failed');
-      await queue.pause({ group: 'dark-theme' });
-      const dark = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'dark', httpCredentials: { username: 'ops', password: TOKEN } });
-      const p = await dark.newPage();
-      p.on('pageerror', (e) => problems.push(`dark pageerror: ${e.message}`));
-      p.on('console', (m) => m.type() === 'error' && problems.push(`dark console: ${m.text()}`));
+      await queue.pause({ group });
+      // A schedule() row and a declared @Recurring one: every kind of cell, tag and button.
+      const schedules = [`${scheme}-theme-runtime`, `${scheme}-theme-declared`];
+      for (const name of schedules) await queue.schedule({ name, cron: '0 0 1 1 *', type: 'step', group });
+      const jq = app.get(JobQueueDatabase);
+      await jq.run(sql`UPDATE job_queue_schedules SET declared_until = ${jq.dialect.timeParam(new Date(Date.now() + 600_000))} WHERE name = ${schedules[1]}`);
+      const themed = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: scheme, httpCredentials: { username: 'ops', password: TOKEN } });
+      const p = await themed.newPage();
+      p.on('pageerror', (e) => problems.push(`${scheme} pageerror: ${e.message}`));
+      p.on('console', (m) => m.type() === 'error' && problems.push(`${scheme} console: ${m.text()}`));
       // WCAG's contrast of each element's text against the first opaque background behind it.
       const worst = (selectors: string) =>
         p.evaluate(`(() => {
@@ -831,22 +837,24 @@ describe('dashboard in a browser: chromium present', () => {
         // [page, hash, what shows it has drawn, the text to check]
         const pages: Array<[string, string, string, string]> = [
           ['overview', '#/', '#paused-list li', 'h1, h2, .count-n, .count-label, .facts dt, .facts dd, #paused-list a, #paused-list .muted, .pause-form input, .pause-form button, .muted, .status'],
-          ['jobs', `#/jobs?${new URLSearchParams({ group: 'dark-theme' })}`, '#jobs-table', 'label span, input, select, button, #jobs-table th, #jobs-table td, #jobs-table a, .cell-args div, .cell-error div'],
+          ['jobs', `#/jobs?${new URLSearchParams({ group })}`, '#jobs-table', 'label span, input, select, button, #jobs-table th, #jobs-table td, #jobs-table a, .cell-args div, .cell-error div'],
           ['job', `#/job/${failed.id}`, '#job-log-lines td.log-message', 'h1, h2, dt, dd, pre.code, #job-log-lines td, button, .muted'],
           ['graph', `#/graph/${failed.id}`, '#dag g.node', 'h1, #graph-info, .button, button'],
-          ['schedules', '#/schedules', '#schedule-count:not(:empty)', 'h1, label span, input, button, #schedule-count'],
+          ['schedules', `#/schedules?${new URLSearchParams({ group })}`, '#schedules-table', 'h1, label span, input, button, #schedule-count, #schedules-table th, #schedules-table td, #schedules-table a, .tag'],
         ];
         for (const [name, hash, drawn, selectors] of pages) {
           await p.goto(`${base}/dashboard${hash}`);
           await p.locator(drawn).first().waitFor();
           const r = await worst(selectors);
-          expect([name, r.page < 0.05, r.n > 3]).toEqual([name, true, true]); // a dark page, and text was found
+          // A dark page or a light one, and text was found.
+          expect([name, scheme === 'dark' ? r.page < 0.05 : r.page > 0.8, r.n > 3]).toEqual([name, true, true]);
           expect([name, r.worst[0][0] >= 4.5 ? 'readable' : r.worst]).toEqual([name, 'readable']);
-          await p.screenshot({ path: join(shots, `dark-${name}.png`) });
+          await p.screenshot({ path: join(shots, `${scheme}-${name}.png`) });
         }
       } finally {
-        await dark.close();
-        await queue.resume({ group: 'dark-theme' });
+        await themed.close();
+        await queue.resume({ group });
+        for (const name of schedules) await queue.unschedule(name);
       }
     });
 
