@@ -41,6 +41,7 @@ export { JobWaiters, type JobWatchHandlers, type JobWaitersCounters } from './wa
 export type { QueueStats } from './stats/queue-stats';
 export type { StatsOptions } from './stats/stats-options';
 export type { FindOptions, FindResult, JobFilter } from './query/job-filter';
+export type { RescheduleInput } from './query/reschedule-input';
 export type { JobGraph } from './query/job-query.service';
 export type { GraphEdge } from './query/graph-edge';
 export type { PauseTarget } from './pause/pause-target';

@@ -36,6 +36,7 @@ import { JobQueryService, type JobGraph } from './query/job-query.service';
 import { JobLogService } from './logs/job-log.service';
 import type { JobLogPage, JobLogQuery } from './logs/job-log.types';
 import type { FindOptions, FindResult, JobFilter } from './query/job-filter';
+import type { RescheduleInput } from './query/reschedule-input';
 import { RecurringService } from './recurring/recurring.service';
 import { JobArgsValidator } from './validation/job-args.validator';
 import { AppTransactionGuard } from './enqueue/app-transaction.guard';
@@ -282,6 +283,26 @@ export class JobQueueService {
    */
   runNowMany(filter: JobFilter): Promise<{ count: number }> {
     return this.admin.runNowMany(filter);
+  }
+
+  /**
+   * Changes when a job that has not started may start (`runAfter`; a past time means now) and/or
+   * its `priority`, and wakes the workers: to push a batch past a maintenance window, or let one
+   * tenant's urgent job jump the line. Pause, caps and rate limits still apply. Bad input:
+   * InvalidJobError, nothing changed; JobNotFoundError, or InvalidJobStateError once it is claimed
+   * or finished.
+   */
+  async reschedule(id: number, input: RescheduleInput): Promise<JobView> {
+    assertId(id);
+    return this.admin.reschedule(id, input);
+  }
+
+  /**
+   * `reschedule` of every waiting or ready job the filter selects, in short transactions of 500
+   * jobs. Resolves with how many changed. A filter without a condition is an `InvalidQueryError`.
+   */
+  rescheduleMany(filter: JobFilter, input: RescheduleInput): Promise<{ count: number }> {
+    return this.admin.rescheduleMany(filter, input);
   }
 
   /**

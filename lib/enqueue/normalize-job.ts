@@ -7,7 +7,7 @@ import { KEY_MODES, type KeyMode } from './key-mode';
 export const MAX_TYPE_LENGTH = 200;
 export const MAX_GROUP_LENGTH = 200;
 export const MAX_KEY_LENGTH = 255;
-const MAX_INT = 2_147_483_647;
+export const MAX_INT = 2_147_483_647;
 
 /** An enqueue input checked and reduced to the values a row is written from. */
 export interface NormalizedJob {

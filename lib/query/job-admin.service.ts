@@ -17,6 +17,8 @@ import { narrowsJobs, normalizeFilter, type JobFilter, type NormalizedFilter } f
 import { readPage } from './read-page';
 import { removeJobs } from './remove-jobs.sql';
 import { NOT_STARTED, runJobsNow } from './run-now.sql';
+import { normalizeReschedule, type RescheduleInput } from './reschedule-input';
+import { rescheduleJobs } from './reschedule.sql';
 
 /** Jobs per transaction: short transactions (a handful of set-based statements), whatever the size of the re-drive. */
 export const ADMIN_BATCH = 500;
@@ -130,6 +132,40 @@ export class JobAdminService {
     if (!STARTABLE.includes(outcome.job.state)) throw new InvalidJobStateError(id, outcome.job.state, 'runNow', STARTABLE);
     if (outcome.changed) this.events.wake();
     return outcome.job;
+  }
+
+  /**
+   * Sets a waiting or ready job's earliest start and/or priority and wakes the workers.
+   * JobNotFoundError for an unknown id, InvalidJobStateError once it is claimed or finished.
+   */
+  async reschedule(id: number, input: RescheduleInput): Promise<JobView> {
+    const change = normalizeReschedule(input);
+    const outcome = await this.db.transaction(async (tx) => {
+      const changed = await rescheduleJobs(tx, [id], change);
+      if (changed.length && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+      const { rows } = await tx.run(sql`SELECT ${jobColumns(tx.dialect)} FROM jobs WHERE id = ${id}`);
+      return { changed: changed.length > 0, job: rows.length ? toJobView(toJobRecord(rows[0], tx.dialect)) : null };
+    });
+    if (!outcome.job) throw new JobNotFoundError(id);
+    if (!outcome.changed) throw new InvalidJobStateError(id, outcome.job.state, 'reschedule', STARTABLE);
+    this.events.wake();
+    return outcome.job;
+  }
+
+  /** `reschedule` of every waiting or ready job the filter selects; `count` = jobs changed. */
+  async rescheduleMany(filter: JobFilter, input: RescheduleInput): Promise<{ count: number }> {
+    const change = normalizeReschedule(input);
+    const f = restrictStates(narrowed(filter, 'rescheduleMany', "{ state: 'ready' } reschedules every ready job"), STARTABLE);
+    if (!f) return { count: 0 };
+    return this.walk(f, async (batch) => {
+      const count = await this.db.transaction(async (tx) => {
+        const changed = await rescheduleJobs(tx, batch, change);
+        if (changed.length && this.options.listenNotify) await notifyInTransaction(tx, 'r');
+        return changed.length;
+      });
+      if (count) this.events.wake();
+      return count;
+    });
   }
 
   /** `runNow` of every waiting or ready job the filter selects; `count` = jobs whose start moved. */
