@@ -2,6 +2,7 @@ import { api, READ_ONLY, type JobDetail } from '../api';
 import { h, replace } from '../dom';
 import { badge, boundedBlock, duration, progressBar, when } from '../format';
 import { JobLog } from '../job-log';
+import { RescheduleCard } from '../reschedule-card';
 import type { Page } from './page';
 
 const FINISHED = ['done', 'failed', 'cancelled'];
@@ -10,7 +11,8 @@ export function jobPage(id: number): Page {
   const details = h('div', {});
   // The log stays in place across refreshes: it keeps the pages loaded and only appends lines.
   const log = new JobLog(id);
-  const el = h('div', { class: 'job' }, details, log.el);
+  const reschedule = new RescheduleCard(id, () => void page.refresh());
+  const el = h('div', { class: 'job' }, details, reschedule.el, log.el);
   const message = h('p', { class: 'error-text', id: 'action-error' });
   const page: Page = {
     title: `Job #${id}`,
@@ -21,6 +23,7 @@ export function jobPage(id: number): Page {
       const job = await api.get<JobDetail>(`jobs/${id}`);
       page.loaded = true;
       replace(details, ...render(job, message, () => void page.refresh()));
+      reschedule.update(job);
       await log.refresh(job);
     },
     dispose: () => log.dispose(),

@@ -1,6 +1,7 @@
 import { InvalidQueryError } from '../errors/query.errors';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../logs/job-log.types';
 import type { JobFilter } from '../query/job-filter';
+import type { RescheduleInput } from '../query/reschedule-input';
 import type { ScheduleFilter } from '../recurring/schedule-filter';
 
 /** Rows per page of the jobs table; find() allows more, the browser never needs them. */
@@ -115,4 +116,28 @@ export function positiveInt(text: unknown, name: string): number {
   const n = typeof text === 'string' && /^[1-9]\d{0,15}$/.test(text) ? Number(text) : NaN;
   if (!Number.isSafeInteger(n)) throw new InvalidQueryError(name, 'a positive integer', text);
   return n;
+}
+
+/** An ISO 8601 time with its zone, as the page sends it (`Date.prototype.toISOString`, or an offset). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Whether the date and time written exist: V8 reads 30 February as 2 March. */
+function isCalendarTime(text: string): boolean {
+  const [y, mo, d, h, mi, sec = 0] = (text.match(/^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/) ?? []).slice(1).filter((v) => v !== undefined).map(Number);
+  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, sec));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && h < 24 && mi < 60 && sec < 60 && !isNaN(Date.parse(text));
+}
+
+/**
+ * The job page's reschedule body (JSON) → `reschedule()`'s input (pure): `runAfter` as an ISO
+ * 8601 time with its zone becomes a Date; the rest is checked by `reschedule()` itself.
+ */
+export function parseRescheduleBody(body: unknown): RescheduleInput {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidQueryError('body', 'a JSON object { runAfter?, priority? }', body);
+  const { runAfter, ...rest } = body as Record<string, unknown>;
+  if (runAfter === undefined) return rest as RescheduleInput;
+  if (typeof runAfter !== 'string' || !ISO_TIME.test(runAfter) || !isCalendarTime(runAfter)) {
+    throw new InvalidQueryError('runAfter', 'an ISO 8601 time with its zone, e.g. 2026-12-24T18:00:00Z', runAfter);
+  }
+  return { ...rest, runAfter: new Date(runAfter) } as RescheduleInput;
 }

@@ -9,7 +9,7 @@ import { DashboardErrorsFilter } from './dashboard-errors.filter';
 import { setHeader, type HttpRequestLike } from './dashboard-http';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { dashboardPage, requestBase } from './dashboard-page';
-import { positiveInt } from './dashboard-query';
+import { parseRescheduleBody, positiveInt } from './dashboard-query';
 import { DashboardService } from './dashboard.service';
 
 /**
@@ -103,6 +103,15 @@ export function createDashboardController(path: string): Type<unknown> {
       const job = await this.queue.runNow(positiveInt(id, 'id'));
       this.dashboard.invalidate();
       return { id: job.id, state: job.state, runAfter: job.runAfter };
+    }
+
+    @Post('api/jobs/:id/reschedule')
+    @HttpCode(200)
+    @UseGuards(DashboardActionGuard)
+    async reschedule(@Param('id') id: string, @Body() body: unknown) {
+      const job = await this.queue.reschedule(positiveInt(id, 'id'), parseRescheduleBody(body));
+      this.dashboard.invalidate();
+      return { id: job.id, state: job.state, priority: job.priority, runAfter: job.runAfter };
     }
 
     @Post('api/jobs/:id/remove')

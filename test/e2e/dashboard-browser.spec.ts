@@ -320,6 +320,39 @@ describe('dashboard in a browser: chromium present', () => {
       expect(await queue.get(later.id)).toBeNull();
     });
 
+    it("reschedules a job that has not started from its page: what is typed survives refreshes, only changed fields are sent, and a start in the past runs it", async () => {
+      const job = await queue.enqueue({ type: 'step', group: 'browser-resched', runAfter: new Date(Date.now() + 3_600_000) });
+      await page.goto(`${base}/dashboard#/job/${job.id}`);
+      await page.locator('#reschedule-card').waitFor();
+      expect(await page.inputValue('#reschedule-priority')).toBe('0');
+      await page.fill('#reschedule-priority', '9');
+      await page.waitForTimeout(2_500); // a refresh or more
+      expect(await page.inputValue('#reschedule-priority')).toBe('9');
+      await page.click('#reschedule-submit');
+      await eventually('priority 9 stored', async () => (await queue.get(job.id))!.priority === 9, 10_000, 50);
+      expect((await queue.get(job.id))!.runAfter).toEqual(job.runAfter); // the start was not touched, so not sent
+      await eventually('the page shows it', async () => (await page.locator('.facts dt:text-is("priority") + dd').textContent()) === '9', 10_000, 50);
+      await page.click('#reschedule-submit');
+      expect(await page.textContent('#reschedule-error')).toBe('Nothing changed.');
+      // The browser refuses a negative priority before anything is sent.
+      await page.fill('#reschedule-priority', '-5');
+      await page.click('#reschedule-submit');
+      expect(await page.locator('#reschedule-priority:invalid').count()).toBe(1);
+      await page.waitForTimeout(500);
+      expect((await queue.get(job.id))!.priority).toBe(9);
+
+      // An hour ago, in the browser's own time zone, as its date picker takes it.
+      const anHourAgo = await page.evaluate(`(() => { const d = new Date(Date.now() - 3600000); const p = (n) => String(n).padStart(2, '0');
+        return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds()); })()`);
+      await page.fill('#reschedule-priority', '9');
+      await page.fill('#reschedule-run-after', String(anHourAgo));
+      await page.click('#reschedule-submit');
+      const done = await queue.waitFor(job.id, { timeoutMs: 30_000 });
+      expect(done.state).toBe('done');
+      expect(Math.abs(done.runAfter.getTime() - (Date.now() - 3_600_000))).toBeLessThan(60_000);
+      await eventually('the card gone once it ran', async () => page.locator('#reschedule-card').isHidden(), 10_000, 50);
+    });
+
     it('lays out a 1,000-job fan-out in a worker, the edges from one job sharing a trunk, and says so when the worker fails', async () => {
       const nodes: Array<{ ref: string; type: string; runAfter?: Date; dependsOn?: string[] }> = [{ ref: 'root', type: 'step', runAfter: new Date(Date.now() + 86_400_000) }];
       for (let i = 0; i < 998; i++) nodes.push({ ref: `m${i}`, type: 'step', dependsOn: ['root'] });

@@ -62,7 +62,7 @@ describeDialects('dashboard API', (db) => {
       expect(text).not.toContain('tenant-data');
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     }
-    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/any/run-now', '/api/schedules/any/remove']) {
+    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/any/run-now', '/api/schedules/any/remove', `/api/jobs/${job.id}/reschedule`]) {
       const res = await post(d.url, path, { type: 'work' }, { 'x-job-queue-csrf': token });
       expect([path, res.status]).toEqual([path, 401]);
     }
@@ -507,6 +507,46 @@ describeDialects('dashboard API', (db) => {
     expect((await d.queue.get(graph.up))!.state).toBe('done');
   });
 
+  it('reschedule: a waiting job\'s priority and start change; bad bodies are 400s, started and unknown jobs 409/404, forged requests 403; nothing changes then', async () => {
+    const ids = await d.queue.enqueueGraph([
+      { ref: 'up', type: 'listed' },
+      { ref: 'down', type: 'listed', dependsOn: ['up'], runAfter: new Date(Date.now() + 3_600_000) },
+    ]);
+    const path = `/api/jobs/${ids.down}/reschedule`;
+    const snapshot = async () => ((await d.queue.get(ids.down))!);
+    const before = await snapshot();
+    for (const headers of [AUTH, { ...AUTH, 'x-job-queue-csrf': token, origin: 'https://evil.example' }]) {
+      const res = await post(d.url, path, { priority: 9 }, headers);
+      expect([res.status, (await res.json().then(asAny)).error]).toEqual([403, 'DASHBOARD_CSRF']);
+    }
+    const bad: Array<[unknown, string]> = [
+      [[], 'INVALID_QUERY'],
+      [{ runAfter: 'tomorrow' }, 'INVALID_QUERY'],
+      [{ runAfter: '2026-12-24T18:00:00' }, 'INVALID_QUERY'], // no zone: whose 18:00?
+      [{ runAfter: 1_766_599_200_000 }, 'INVALID_QUERY'],
+      [{}, 'INVALID_JOB'],
+      [{ priority: -1 }, 'INVALID_JOB'],
+      [{ priority: '9' }, 'INVALID_JOB'],
+      [{ priority: null }, 'INVALID_JOB'],
+      [{ priority: 9, state: 'ready' }, 'INVALID_JOB'],
+    ];
+    for (const [body, code] of bad) {
+      const res = await action(path, body);
+      const answer = asAny(await res.json());
+      expect([JSON.stringify(body), res.status, answer.error]).toEqual([JSON.stringify(body), 400, code]);
+    }
+    expect(await snapshot()).toEqual(before);
+
+    const at = '2027-01-15T09:30:00+01:00';
+    const ok = await action(path, { priority: 9, runAfter: at });
+    expect([ok.status, asAny(await ok.json())]).toEqual([200, { id: ids.down, state: 'waiting', priority: 9, runAfter: '2027-01-15T08:30:00.000Z' }]);
+    expect(await snapshot()).toMatchObject({ priority: 9, runAfter: new Date('2027-01-15T08:30:00Z') });
+    await d.queue.cancel(ids.up);
+    const gone = await action(path, { priority: 1 }); // cancelled with its upstream
+    expect([gone.status, (await gone.json().then(asAny)).error]).toEqual([409, 'INVALID_JOB_STATE']);
+    expect((await action('/api/jobs/999999999/reschedule', { priority: 1 })).status).toBe(404);
+  });
+
   it('bulk actions, pause and resume validate input and act', async () => {
     const bulk: number[] = [];
     for (let i = 0; i < 5; i++) bulk.push((await d.queue.enqueue({ type: 'work', group: 'bulk', runAfter: new Date(Date.now() + 3_600_000) })).id);
@@ -635,7 +675,7 @@ describeDialects('dashboard API', (db) => {
     expect(html).toContain('<meta name="jq-read-only" content="true">');
     const job = await ro.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
     await ro.queue.schedule({ name: 'ro-yearly', cron: '0 0 1 1 *', type: 'work' });
-    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/ro-yearly/run-now', '/api/schedules/ro-yearly/remove'];
+    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/ro-yearly/run-now', '/api/schedules/ro-yearly/remove', `/api/jobs/${job.id}/reschedule`];
     for (const path of paths) {
       const res = await post(ro.url, path, { filter: { type: 'work' }, type: 'work' }, { 'x-job-queue-csrf': roToken });
       expect([path, res.status]).toEqual([path, 403]);

@@ -2,7 +2,7 @@ import { DASHBOARD_OPTIONS } from '../../lib/dashboard/dashboard.constants';
 import { boundHead, boundJson, boundText, codePoints, TRUNCATION_MARKER } from '../../lib/dashboard/bounded-text';
 import { checkSameOrigin } from '../../lib/dashboard/dashboard-action.guard';
 import { dashboardPage, escapeHtml, requestBase } from '../../lib/dashboard/dashboard-page';
-import { parseJobsQuery, parseLogsQuery } from '../../lib/dashboard/dashboard-query';
+import { parseJobsQuery, parseLogsQuery, parseRescheduleBody } from '../../lib/dashboard/dashboard-query';
 import { normalizeDashboardPath, resolveDashboardOptions } from '../../lib/dashboard/dashboard.options';
 import { SharedSnapshots } from '../../lib/dashboard/shared-snapshot';
 import {
@@ -67,6 +67,22 @@ describe('dashboard query parsing', () => {
       expect(() => parseLogsQuery(bad)).toThrow(InvalidQueryError);
     }
   });
+});
+
+describe('reschedule body', () => {
+  it("turns runAfter's ISO text with its zone into a Date and passes the rest to reschedule()'s own check", () => {
+    expect(parseRescheduleBody({ runAfter: '2027-01-15T09:30:00+01:00', priority: 9 })).toEqual({ runAfter: new Date('2027-01-15T08:30:00Z'), priority: 9 });
+    expect(parseRescheduleBody({ runAfter: '2027-01-15T08:30:00.123Z' })).toEqual({ runAfter: new Date('2027-01-15T08:30:00.123Z') });
+    expect(parseRescheduleBody({ runAfter: '2028-02-29T23:59-05:00' })).toEqual({ runAfter: new Date('2028-03-01T04:59:00Z') }); // a leap day, no seconds
+    expect(parseRescheduleBody({ priority: -1, extra: true })).toEqual({ priority: -1, extra: true }); // reschedule() refuses these
+  });
+
+  it.each([[null], [[]], ['{}'], [{ runAfter: '2027-01-15T09:30:00' }], [{ runAfter: '2027-01-15' }], [{ runAfter: '2027-02-30T09:30:00Z' }], [{ runAfter: '2027-02-29T09:30:00Z' }], [{ runAfter: '2027-01-15T24:00:00Z' }], [{ runAfter: 1_800_000_000_000 }], [{ runAfter: null }]])(
+    'refuses %j with InvalidQueryError',
+    (body) => {
+      expect(() => parseRescheduleBody(body)).toThrow(InvalidQueryError);
+    },
+  );
 });
 
 describe('bounded text', () => {
