@@ -831,6 +831,20 @@ describe('dashboard in a browser: chromium present', () => {
           }, 500));
         })()`);
         expect(outside).toEqual([]);
+        // A delayed job's Reschedule card: its date picker wraps under its label, inside the card.
+        const delayed = await queue.enqueue({ type: 'step', group: tenant, runAfter: new Date(Date.now() + 3_600_000) });
+        await p.goto(`${base}/dashboard#/job/${delayed.id}`);
+        await p.locator('#reschedule-card').waitFor();
+        expect(await p.evaluate(`[document.documentElement.scrollWidth, window.innerWidth]`)).toEqual([360, 360]);
+        const spilled = await p.evaluate(`(() => {
+          const card = document.querySelector('#reschedule-card').getBoundingClientRect();
+          return [...document.querySelectorAll('#reschedule-card input, #reschedule-card button')]
+            .filter((el) => { const r = el.getBoundingClientRect(); return r.left < card.left || r.right > card.right; })
+            .map((el) => el.id);
+        })()`);
+        expect(spilled).toEqual([]);
+        await p.screenshot({ path: join(shots, 'phone-reschedule.png'), fullPage: true });
+        await queue.cancel(delayed.id);
       } finally {
         await phone.close();
         await queue.unschedule('phone-schedule');
