@@ -81,8 +81,13 @@ export class JobQueueService {
   enqueue<TArgs, TResult = unknown>(input: LooseOnly<EnqueueInput<TArgs>>, options?: EnqueueOptions): Promise<JobView<TArgs, TResult>>;
   /** With `JobTypes` declared: `type` must be declared and `args` match it. */
   enqueue<T extends JobTypeName>(input: TypedEnqueueInput<T>, options?: EnqueueOptions): Promise<TypedJobView<T>>;
-  async enqueue<TArgs, TResult>(input: EnqueueInput<TArgs>, options: EnqueueOptions = {}): Promise<JobView<TArgs, TResult>> {
-    const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false);
+  enqueue<TArgs, TResult>(input: EnqueueInput<TArgs>, options: EnqueueOptions = {}): Promise<JobView<TArgs, TResult>> {
+    return this.enqueueOne(input, options, true);
+  }
+
+  /** `enqueue`; `checkType` false for a job whose type was checked when it was stored (a schedule's). */
+  private async enqueueOne<TArgs, TResult>(input: EnqueueInput<TArgs>, options: EnqueueOptions, checkType: boolean): Promise<JobView<TArgs, TResult>> {
+    const graph = this.prepare([{ ...input, ref: 'job' } as GraphNode], false, checkType);
     await this.argsValidator.assertValid([input], false);
     const executor = options.manager ? this.db.executorFor(options.manager) : this.db;
     if (this.db.dialect.name === 'postgres' && graph.jobs[0].key === null) {
@@ -208,10 +213,12 @@ export class JobQueueService {
   /**
    * Runs schedule `name` once now, outside its slots (the dashboard's "Run now"): enqueues the job
    * a slot would, with `args.slot` at the database's now and `args.manual: true`. Its next slot
-   * does not move. Unknown name: ScheduleNotFoundError, nothing enqueued.
+   * does not move. Unknown name: ScheduleNotFoundError, nothing enqueued. Its type is not checked
+   * against `strictTypes` here, as a tick does not check it: a process without the handler (a
+   * web process serving the dashboard) runs the schedules of the workers' types.
    */
   async triggerSchedule(name: string): Promise<JobView> {
-    return this.enqueue(await this.recurring.manualRun(name));
+    return this.enqueueOne(await this.recurring.manualRun(name), {}, false);
   }
 
   /** Every recurring schedule with its next and last slot (for thousands of them, page with `findSchedules`). */
@@ -359,7 +366,7 @@ export class JobQueueService {
     return rows.length ? toJobView(toJobRecord(rows[0], executor.dialect)) : null;
   }
 
-  private prepare(nodes: readonly GraphNode[], storeRefs: boolean): PreparedGraph {
+  private prepare(nodes: readonly GraphNode[], storeRefs: boolean, checkTypes = true): PreparedGraph {
     assertGraphSize(nodes, this.options);
     const planned = validateGraph(nodes);
     const ctx: NormalizeContext = {
@@ -374,7 +381,7 @@ export class JobQueueService {
       if (storeRefs && job.keyMode !== 'forever') {
         throw new InvalidJobError('keyMode', `'forever' in enqueueGraph (the other modes work with enqueue())`, job.keyMode, node.ref);
       }
-      if (!planned[i].isContainer) this.assertRunnableType(job.type);
+      if (checkTypes && !planned[i].isContainer) this.assertRunnableType(job.type);
       return job;
     });
     assertUniqueKeys(jobs.map((job, i) => ({ ref: planned[i].ref, key: job.key })));

@@ -77,6 +77,19 @@ describeDialects('triggerSchedule', (db) => {
     expect((await app.queue.listSchedules()).find((s) => s.name === 'trigger-tenant-9')!.lastRunAt).toBeNull();
   });
 
+  it('a process without the handler (a web process serving the dashboard, strictTypes on) runs a schedule of the workers\' type', async () => {
+    const web = await startQueueApp(db, { worker: false });
+    try {
+      // Its own enqueue of the type is refused: strictTypes guards what code names, not what a schedule stored.
+      await expect(web.queue.enqueue({ type: 'trigger-annual' })).rejects.toThrow(/trigger-annual/);
+      const job = await web.queue.triggerSchedule('trigger-annual');
+      expect(job).toMatchObject({ type: 'trigger-annual', args: { report: 'annual', manual: true } });
+      expect((await app.queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('done');
+    } finally {
+      await web.close();
+    }
+  });
+
   it('an unknown or removed name, or no string: a typed error, nothing enqueued', async () => {
     await app.queue.schedule({ name: 'trigger-gone', cron: YEARLY, type: 'trigger-tenant', args: { tenant: 1 } });
     await app.queue.unschedule('trigger-gone');
