@@ -113,7 +113,7 @@ function table(schedules: ScheduleRow[], act: (s: ScheduleRow, action: 'run-now'
             // The jobs a schedule enqueued carry its type: the link lists them, newest first.
             h('td', { class: 'type' }, h('a', { href: `#/jobs?${new URLSearchParams({ type: s.type })}` }, s.type)),
             h('td', { class: 'mono nowrap' }, s.cron),
-            h('td', {}, s.timeZone),
+            h('td', { class: 'nowrap' }, s.timeZone),
             h('td', { class: 'group' }, s.group === null ? '—' : h('a', { href: `#/schedules?${new URLSearchParams({ group: s.group })}` }, s.group)),
             s.dormant
               ? h('td', { class: 'nowrap muted', title: 'An @Recurring schedule that no running process declares: it does not fire' }, 'dormant')
