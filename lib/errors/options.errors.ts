@@ -35,5 +35,5 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return 'an array';
   if (value instanceof Date) return `Date(${isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString()})`;
-  return `a ${typeof value}`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

@@ -17,7 +17,7 @@ export class InvalidScheduleError extends JobQueueError {
   }
 }
 
-/** `triggerSchedule()` named no stored schedule (never made, or removed). Nothing was enqueued. */
+/** `triggerSchedule()` (or the dashboard's Remove) named no stored schedule (never made, or removed). Nothing was changed. */
 export class ScheduleNotFoundError extends JobQueueError {
   readonly code = 'SCHEDULE_NOT_FOUND';
 

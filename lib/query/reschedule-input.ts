@@ -1,5 +1,4 @@
 import { InvalidJobError } from '../errors/job.errors';
-import { describeValue } from '../errors/options.errors';
 import { MAX_INT } from '../enqueue/normalize-job';
 import { isStorableTime, STORABLE_TIME } from '../options/storable-time';
 
@@ -21,7 +20,7 @@ export function normalizeReschedule(input: unknown): { runAfter: Date | null; pr
   const unknown = Object.keys(input).filter((k) => !FIELDS.includes(k));
   if (unknown.length) throw new InvalidJobError(unknown[0], `absent: reschedule changes only ${FIELDS.join(' and ')}`, (input as Record<string, unknown>)[unknown[0]]);
   const { runAfter, priority } = input as { runAfter?: unknown; priority?: unknown };
-  if (runAfter === undefined && priority === undefined) throw new InvalidJobError('reschedule', `at least one of ${FIELDS.join(', ')}`, describeValue(input));
+  if (runAfter === undefined && priority === undefined) throw new InvalidJobError('reschedule', `at least one of ${FIELDS.join(', ')}`, input);
   if (runAfter !== undefined && (!(runAfter instanceof Date) || isNaN(runAfter.getTime()) || !isStorableTime(runAfter))) {
     throw new InvalidJobError('runAfter', `a valid Date ${STORABLE_TIME}`, runAfter);
   }
