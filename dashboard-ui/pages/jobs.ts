@@ -31,7 +31,8 @@ export function jobsPage(params: URLSearchParams): Page {
 
   const page: Page = {
     title: 'Jobs',
-    el: h('div', {}, h('h1', {}, 'Jobs'), form(filter), message, bulk(filter), body),
+    // After a bulk action the table is read again in place: rebuilding the page lost its count.
+    el: h('div', {}, h('h1', {}, 'Jobs'), form(filter), message, bulk(filter, () => load(pages.current)), body),
     intervalMs: 0,
     loaded: false,
     async refresh() {
@@ -75,15 +76,15 @@ function form(current: URLSearchParams): HTMLElement {
   return el;
 }
 
-function bulk(filter: URLSearchParams): HTMLElement | null {
+function bulk(filter: URLSearchParams, reload: () => Promise<void>): HTMLElement | null {
   if (READ_ONLY || ![...filter.keys()].length) return null;
   const out = h('span', { class: 'muted', id: 'bulk-result' });
-  const run = (action: 'retry-many' | 'cancel-many' | 'remove-many' | 'run-now-many', verb: string, ask: string) => async () => {
+  const run = (action: 'retry-many' | 'cancel-many' | 'remove-many' | 'run-now-many' | 'reschedule-many', verb: string, ask: string, body: unknown = { filter: Object.fromEntries(filter) }) => async () => {
     if (!window.confirm(ask)) return;
     try {
-      const r = await api.post<{ count: number }>(`jobs/${action}`, { filter: Object.fromEntries(filter) });
+      const r = await api.post<{ count: number }>(`jobs/${action}`, body);
       out.textContent = `${verb}: ${r.count} job(s).`;
-      window.dispatchEvent(new HashChangeEvent('hashchange'));
+      await reload();
     } catch (err) {
       out.textContent = (err as Error).message;
     }
@@ -102,6 +103,21 @@ function bulk(filter: URLSearchParams): HTMLElement | null {
       out.textContent = (err as Error).message;
     }
   };
+  // Reschedule all matching: only the fields given are sent.
+  const priority = h('input', { type: 'number', id: 'bulk-priority', min: 0, max: 2147483647, step: 1, 'aria-label': 'Priority for every matching job not started' });
+  const runAfter = h('input', { type: 'datetime-local', id: 'bulk-run-after', step: 1, 'aria-label': 'Start after, for every matching job not started' });
+  const reschedule = async () => {
+    const body: { filter: Record<string, string>; priority?: number; runAfter?: string } = { filter: Object.fromEntries(filter) };
+    if (priority.value !== '') body.priority = Number(priority.value);
+    if (runAfter.value !== '') {
+      const at = new Date(runAfter.value); // the browser's local time, sent as UTC
+      if (isNaN(at.getTime())) return void (out.textContent = 'Start after: pick a date and a time.');
+      body.runAfter = at.toISOString();
+    }
+    if (body.priority === undefined && body.runAfter === undefined) return void (out.textContent = 'Give a priority, a start, or both.');
+    const what = [body.priority === undefined ? null : `priority ${body.priority}`, body.runAfter === undefined ? null : `start after ${new Date(body.runAfter).toLocaleString()}`].filter(Boolean).join(', ');
+    await run('reschedule-many', 'Rescheduled', `Reschedule every job matching this filter that has not started (waiting or ready): ${what}?`, body)();
+  };
   return h(
     'div',
     { class: 'bulk' },
@@ -110,6 +126,13 @@ function bulk(filter: URLSearchParams): HTMLElement | null {
     h('button', { type: 'button', id: 'cancel-many', class: 'danger', onclick: run('cancel-many', 'Cancelled', 'Cancel every unfinished job matching this filter?') }, 'Cancel all matching (unfinished)'),
     h('button', { type: 'button', id: 'remove-many', class: 'danger', onclick: run('remove-many', 'Removed', 'Remove every finished job matching this filter, for good (rows, edges, results)? Jobs unfinished work still needs stay.') }, 'Remove all matching (finished)'),
     ...pausable.map(({ kind, name }) => h('button', { type: 'button', id: `pause-${kind}`, class: 'danger', onclick: pause(kind, name) }, `Pause ${kind} ${name}`)),
+    h(
+      'form',
+      { class: 'inline-form bulk-reschedule', id: 'bulk-reschedule', onsubmit: (ev: Event) => (ev.preventDefault(), void reschedule()) },
+      h('label', {}, h('span', {}, 'Priority'), priority),
+      h('label', {}, h('span', {}, 'Start after'), runAfter),
+      h('button', { type: 'submit', id: 'reschedule-many' }, 'Reschedule all matching (not started)'),
+    ),
     out,
   );
 }

@@ -129,12 +129,14 @@ function isCalendarTime(text: string): boolean {
 }
 
 /**
- * The job page's reschedule body (JSON) → `reschedule()`'s input (pure): `runAfter` as an ISO
- * 8601 time with its zone becomes a Date; the rest is checked by `reschedule()` itself.
+ * A reschedule's body (JSON) → `reschedule()`'s input (pure): `runAfter` as an ISO 8601 time with
+ * its zone becomes a Date; the rest, but the fields in `besides` (a bulk action's `filter`), is
+ * checked by `reschedule()` itself.
  */
-export function parseRescheduleBody(body: unknown): RescheduleInput {
+export function parseRescheduleBody(body: unknown, besides: readonly string[] = []): RescheduleInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidQueryError('body', 'a JSON object { runAfter?, priority? }', body);
-  const { runAfter, ...rest } = body as Record<string, unknown>;
+  const { runAfter, ...all } = body as Record<string, unknown>;
+  const rest = Object.fromEntries(Object.entries(all).filter(([k]) => !besides.includes(k)));
   if (runAfter === undefined) return rest as RescheduleInput;
   if (typeof runAfter !== 'string' || !ISO_TIME.test(runAfter) || !isCalendarTime(runAfter)) {
     throw new InvalidQueryError('runAfter', 'an ISO 8601 time with its zone, e.g. 2026-12-24T18:00:00Z', runAfter);

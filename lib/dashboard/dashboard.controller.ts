@@ -151,6 +151,17 @@ export function createDashboardController(path: string): Type<unknown> {
       return result;
     }
 
+    @Post('api/jobs/reschedule-many')
+    @HttpCode(200)
+    @UseGuards(DashboardActionGuard)
+    async rescheduleMany(@Body() body: unknown) {
+      // `{ filter, priority?, runAfter? }`: both checked before anything is written.
+      const input = parseRescheduleBody(body, ['filter']);
+      const result = await this.queue.rescheduleMany(this.dashboard.bulkFilter(body), input);
+      this.dashboard.invalidate();
+      return result;
+    }
+
     @Post('api/jobs/remove-many')
     @HttpCode(200)
     @UseGuards(DashboardActionGuard)

@@ -353,6 +353,28 @@ describe('dashboard in a browser: chromium present', () => {
       await eventually('the card gone once it ran', async () => page.locator('#reschedule-card').isHidden(), 10_000, 50);
     });
 
+    it('reschedules every matching job from the jobs list, then runs them now, and says how many each time', async () => {
+      const group = 'browser-bulk';
+      const ids: number[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await queue.enqueue({ type: 'step', group, runAfter: new Date(Date.now() + 3_600_000) })).id);
+      await page.goto(`${base}/dashboard#/jobs?${new URLSearchParams({ group })}`);
+      await page.locator('#jobs-table').waitFor();
+      await page.click('#reschedule-many');
+      expect(await page.textContent('#bulk-result')).toBe('Give a priority, a start, or both.');
+      await page.fill('#bulk-priority', '6');
+      acceptDialog = 'Reschedule every job matching this filter that has not started (waiting or ready): priority 6?';
+      await page.click('#reschedule-many');
+      // The count stays on the page: the table is read again in place, the page not rebuilt.
+      await eventually('the count shown', async () => (await page.textContent('#bulk-result')) === 'Rescheduled: 3 job(s).', 10_000, 50);
+      expect(acceptDialog).toBeNull();
+      expect(await page.inputValue('#bulk-priority')).toBe('6');
+      for (const id of ids) expect((await queue.get(id))!.priority).toBe(6);
+      acceptDialog = 'Run every delayed job matching this filter now';
+      await page.click('#run-now-many');
+      await eventually('the count shown', async () => (await page.textContent('#bulk-result')) === 'Brought forward: 3 job(s).', 10_000, 50);
+      for (const id of ids) expect((await queue.waitFor(id, { timeoutMs: 30_000 })).state).toBe('done');
+    });
+
     it('lays out a 1,000-job fan-out in a worker, the edges from one job sharing a trunk, and says so when the worker fails', async () => {
       const nodes: Array<{ ref: string; type: string; runAfter?: Date; dependsOn?: string[] }> = [{ ref: 'root', type: 'step', runAfter: new Date(Date.now() + 86_400_000) }];
       for (let i = 0; i < 998; i++) nodes.push({ ref: `m${i}`, type: 'step', dependsOn: ['root'] });

@@ -62,7 +62,7 @@ describeDialects('dashboard API', (db) => {
       expect(text).not.toContain('tenant-data');
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     }
-    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/any/run-now', '/api/schedules/any/remove', `/api/jobs/${job.id}/reschedule`]) {
+    for (const path of [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/any/run-now', '/api/schedules/any/remove', `/api/jobs/${job.id}/reschedule`, '/api/jobs/reschedule-many']) {
       const res = await post(d.url, path, { type: 'work' }, { 'x-job-queue-csrf': token });
       expect([path, res.status]).toEqual([path, 401]);
     }
@@ -563,6 +563,22 @@ describeDialects('dashboard API', (db) => {
     await d.queue.cancelMany({ group: 'bulk' });
     expect((await action('/api/jobs/run-now-many', { filter: {} })).status).toBe(400);
     for (let i = 0; i < 3; i++) await d.queue.enqueue({ type: 'work', group: 'bulk-later', runAfter: new Date(Date.now() + 3_600_000) });
+    // Reschedule all matching: the fields beside the filter, both checked before anything is written.
+    for (const [body, code] of [
+      [{ filter: {}, priority: 5 }, 'INVALID_QUERY'],
+      [{ filter: { group: 'bulk-later' } }, 'INVALID_JOB'],
+      [{ filter: { group: 'bulk-later' }, priority: -5 }, 'INVALID_JOB'],
+      [{ filter: { group: 'bulk-later' }, runAfter: 'soon' }, 'INVALID_QUERY'],
+      [{ filter: { group: 'bulk-later' }, priority: 5, state: 'ready' }, 'INVALID_JOB'],
+      [[{ priority: 5 }], 'INVALID_QUERY'],
+    ] as const) {
+      const res = await action('/api/jobs/reschedule-many', body);
+      expect([JSON.stringify(body), res.status, (await res.json().then(asAny)).error]).toEqual([JSON.stringify(body), 400, code]);
+    }
+    expect((await d.queue.find({ group: 'bulk-later' })).jobs.map((j) => j.priority)).toEqual([0, 0, 0]);
+    const rescheduled = await action('/api/jobs/reschedule-many', { filter: { group: 'bulk-later' }, priority: 5, runAfter: '2027-01-15T08:30:00Z' });
+    expect(await rescheduled.json().then(asAny)).toEqual({ count: 3 });
+    expect((await d.queue.find({ group: 'bulk-later' })).jobs.map((j) => [j.priority, j.runAfter.toISOString()])).toEqual(Array(3).fill([5, '2027-01-15T08:30:00.000Z']));
     expect(await (await action('/api/jobs/run-now-many', { filter: { group: 'bulk-later' } })).json().then(asAny)).toEqual({ count: 3 });
     expect((await action('/api/jobs/remove-many', { filter: {} })).status).toBe(400);
     const removedMany = await action('/api/jobs/remove-many', { filter: { group: 'bulk' } });
@@ -675,7 +691,7 @@ describeDialects('dashboard API', (db) => {
     expect(html).toContain('<meta name="jq-read-only" content="true">');
     const job = await ro.queue.enqueue({ type: 'work', runAfter: new Date(Date.now() + 3_600_000) });
     await ro.queue.schedule({ name: 'ro-yearly', cron: '0 0 1 1 *', type: 'work' });
-    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/ro-yearly/run-now', '/api/schedules/ro-yearly/remove', `/api/jobs/${job.id}/reschedule`];
+    const paths = [`/api/jobs/${job.id}/cancel`, `/api/jobs/${job.id}/retry`, `/api/jobs/${job.id}/remove`, `/api/jobs/${job.id}/run-now`, '/api/jobs/cancel-many', '/api/jobs/retry-many', '/api/jobs/remove-many', '/api/jobs/run-now-many', '/api/pause', '/api/resume', '/api/schedules/ro-yearly/run-now', '/api/schedules/ro-yearly/remove', `/api/jobs/${job.id}/reschedule`, '/api/jobs/reschedule-many'];
     for (const path of paths) {
       const res = await post(ro.url, path, { filter: { type: 'work' }, type: 'work' }, { 'x-job-queue-csrf': roToken });
       expect([path, res.status]).toEqual([path, 403]);

@@ -75,6 +75,9 @@ describe('reschedule body', () => {
     expect(parseRescheduleBody({ runAfter: '2027-01-15T08:30:00.123Z' })).toEqual({ runAfter: new Date('2027-01-15T08:30:00.123Z') });
     expect(parseRescheduleBody({ runAfter: '2028-02-29T23:59-05:00' })).toEqual({ runAfter: new Date('2028-03-01T04:59:00Z') }); // a leap day, no seconds
     expect(parseRescheduleBody({ priority: -1, extra: true })).toEqual({ priority: -1, extra: true }); // reschedule() refuses these
+    // A bulk action's body: its filter is read apart, the rest is the change.
+    expect(parseRescheduleBody({ filter: { group: 'acme' }, priority: 5 }, ['filter'])).toEqual({ priority: 5 });
+    expect(parseRescheduleBody({ filter: { group: 'acme' } }, ['filter'])).toEqual({});
   });
 
   it.each([[null], [[]], ['{}'], [{ runAfter: '2027-01-15T09:30:00' }], [{ runAfter: '2027-01-15' }], [{ runAfter: '2027-02-30T09:30:00Z' }], [{ runAfter: '2027-02-29T09:30:00Z' }], [{ runAfter: '2027-01-15T24:00:00Z' }], [{ runAfter: 1_800_000_000_000 }], [{ runAfter: null }]])(
