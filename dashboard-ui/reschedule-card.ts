@@ -8,6 +8,12 @@ export function localInputValue(iso: string): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/** A datetime-local input's value (the browser's local time) as UTC ISO text; null if it names no time. */
+export function localInputToIso(value: string): string | null {
+  const at = new Date(value);
+  return isNaN(at.getTime()) ? null : at.toISOString();
+}
+
 /**
  * The job page's "Reschedule" card for a job that has not started: its priority and the time it
  * may start (`reschedule()`). Built once per page, outside the part redrawn every 2 s, so what
@@ -57,13 +63,12 @@ export class RescheduleCard {
     // An empty or fractional priority goes as typed: the server's message says what it takes.
     const priority = this.priority.value === '' ? NaN : Number(this.priority.value);
     if (priority !== this.filled?.priority) body.priority = priority;
-    // datetime-local holds the browser's local time; the server gets it as UTC.
-    const at = new Date(this.runAfter.value);
-    if (isNaN(at.getTime())) {
+    const at = localInputToIso(this.runAfter.value);
+    if (at === null) {
       this.message.textContent = 'Start after: pick a date and a time.';
       return;
     }
-    if (at.getTime() !== this.filled?.runAfter) body.runAfter = at.toISOString();
+    if (Date.parse(at) !== this.filled?.runAfter) body.runAfter = at;
     if (!Object.keys(body).length) {
       this.message.textContent = 'Nothing changed.';
       return;

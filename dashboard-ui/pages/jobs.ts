@@ -3,6 +3,7 @@ import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
 import { badge, when } from '../format';
 import { confirmPause, type PauseKind } from '../pause-card';
+import { localInputToIso } from '../reschedule-card';
 import type { Page } from './page';
 
 const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'parent'] as const;
@@ -110,9 +111,9 @@ function bulk(filter: URLSearchParams, reload: () => Promise<void>): HTMLElement
     const body: { filter: Record<string, string>; priority?: number; runAfter?: string } = { filter: Object.fromEntries(filter) };
     if (priority.value !== '') body.priority = Number(priority.value);
     if (runAfter.value !== '') {
-      const at = new Date(runAfter.value); // the browser's local time, sent as UTC
-      if (isNaN(at.getTime())) return void (out.textContent = 'Start after: pick a date and a time.');
-      body.runAfter = at.toISOString();
+      const at = localInputToIso(runAfter.value);
+      if (at === null) return void (out.textContent = 'Start after: pick a date and a time.');
+      body.runAfter = at;
     }
     if (body.priority === undefined && body.runAfter === undefined) return void (out.textContent = 'Give a priority, a start, or both.');
     const what = [body.priority === undefined ? null : `priority ${body.priority}`, body.runAfter === undefined ? null : `start after ${new Date(body.runAfter).toLocaleString()}`].filter(Boolean).join(', ');

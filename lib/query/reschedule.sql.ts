@@ -1,9 +1,7 @@
 import { chunked, sql } from '../database/sql';
 import type { SqlExecutor } from '../database/sql-executor';
 import { updateReturning } from '../database/update-returning';
-import { NOT_STARTED } from './run-now.sql';
-
-const STARTABLE = sql.raw(NOT_STARTED.map((s) => `'${s}'`).join(', '));
+import { NOT_STARTED_SQL } from './run-now.sql';
 
 /**
  * Sets `run_after` and/or `priority` of the given jobs that are not claimed yet (`waiting`,
@@ -17,7 +15,7 @@ export async function rescheduleJobs(tx: SqlExecutor, ids: readonly number[], ch
   if (change.priority !== null) sets.push(sql`priority = ${change.priority}`);
   const changed: number[] = [];
   for (const chunk of chunked([...new Set(ids)].sort((a, b) => a - b))) {
-    const rows = await updateReturning(tx, sql.join(sets), sql`id IN (${sql.list(chunk)}) AND state IN (${STARTABLE})`, sql`id`);
+    const rows = await updateReturning(tx, sql.join(sets), sql`id IN (${sql.list(chunk)}) AND state IN (${NOT_STARTED_SQL})`, sql`id`);
     for (const r of rows) changed.push(Number(r.id));
   }
   return changed;

@@ -4,7 +4,8 @@ import { updateReturning } from '../database/update-returning';
 
 /** The states whose start `runNow` may bring forward: not yet claimed. */
 export const NOT_STARTED = ['waiting', 'ready'] as const;
-const STARTABLE = sql.raw(NOT_STARTED.map((s) => `'${s}'`).join(', '));
+/** NOT_STARTED as an SQL list, for `state IN (…)`. */
+export const NOT_STARTED_SQL = sql.raw(NOT_STARTED.map((s) => `'${s}'`).join(', '));
 
 /**
  * Brings the start of the given jobs that are not claimed yet forward to now: `run_after` of a
@@ -19,7 +20,7 @@ export async function runJobsNow(tx: SqlExecutor, ids: readonly number[]): Promi
     const rows = await updateReturning(
       tx,
       sql`run_after = ${now}, updated_at = ${now}`,
-      sql`id IN (${sql.list(chunk)}) AND state IN (${STARTABLE}) AND run_after > ${now}`,
+      sql`id IN (${sql.list(chunk)}) AND state IN (${NOT_STARTED_SQL}) AND run_after > ${now}`,
       sql`id`,
     );
     for (const r of rows) changed.push(Number(r.id));
