@@ -20,6 +20,11 @@ export class CursorPages {
     return this.cursors[this.cursors.length - 1];
   }
 
+  /** How many pages deep the page on screen is (1: the first). */
+  get depth(): number {
+    return this.cursors.length;
+  }
+
   pager(next: string | null): HTMLElement {
     const back = () => {
       this.cursors.pop();

@@ -2,7 +2,7 @@
  * The only way this UI builds DOM: elements from tag names and text nodes from strings. No
  * innerHTML anywhere, so a job's args, error, type or group can never become markup.
  */
-type Child = Node | string | number | null | undefined | false;
+export type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | null | undefined | ((ev: Event) => void)>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {

@@ -1,37 +1,52 @@
 import { api, READ_ONLY, type JobDetail } from '../api';
-import { h, replace } from '../dom';
+import { h, type Child } from '../dom';
 import { badge, boundedBlock, duration, progressBar, when } from '../format';
 import { JobLog } from '../job-log';
+import { Part } from '../patch';
 import { RescheduleCard } from '../reschedule-card';
 import type { Page } from './page';
 
 const FINISHED = ['done', 'failed', 'cancelled'];
 
 export function jobPage(id: number): Page {
-  const details = h('div', {});
+  const message = h('p', { class: 'error-text', id: 'action-error' });
+  // Each part is redrawn only when what it shows changed: a running job's progress moves without
+  // clearing a selection in its args or taking the Cancel button away mid-click.
+  const head = new Part(h('div', { class: 'job-head' }));
+  const progress = new Part(h('section', { class: 'card' }));
+  const facts = new Part(h('div', { class: 'grid2' }));
+  const error = new Part(h('div', { class: 'part' }));
+  const args = new Part(h('section', { class: 'card', id: 'job-args' }));
+  const result = new Part(h('section', { class: 'card', id: 'job-result' }));
   // The log stays in place across refreshes: it keeps the pages loaded and only appends lines.
   const log = new JobLog(id);
   const reschedule = new RescheduleCard(id, () => void page.refresh());
+  const details = h('div', {}, head.el, message, progress.el, facts.el, error.el, args.el, result.el);
   const el = h('div', { class: 'job' }, details, reschedule.el, log.el);
-  const message = h('p', { class: 'error-text', id: 'action-error' });
   const page: Page = {
     title: `Job #${id}`,
     el,
     intervalMs: 2000,
     loaded: false,
     async refresh() {
-      const job = await api.get<JobDetail>(`jobs/${id}`);
+      const j = await api.get<JobDetail>(`jobs/${id}`);
       page.loaded = true;
-      replace(details, ...render(job, message, () => void page.refresh()));
-      reschedule.update(job);
-      await log.refresh(job);
+      const canRunNow = (j.state === 'waiting' || j.state === 'ready') && new Date(j.runAfter).getTime() > Date.now();
+      head.show([j.id, j.type, j.state, canRunNow], () => headOf(j, canRunNow, message, () => void page.refresh()));
+      progress.show([j.progress, j.stage], () => [progressBar(j.progress, j.stage)]);
+      facts.show([j.ref, j.group, j.weight, j.priority, j.attempts, j.maxAttempts, j.snoozes, j.isContainer, j.parentId, j.key, j.timeoutMs, j.createdAt, j.runAfter, j.startedAt, j.finishedAt, j.updatedAt], () => factsOf(j));
+      error.show([j.state === 'failed', j.error], () => [j.error ? errorCard(j.state, j.error) : null]);
+      args.show(j.args, () => [h('h2', {}, 'Args'), boundedBlock(j.args)]);
+      result.show(j.result, () => [h('h2', {}, 'Result'), j.result ? boundedBlock(j.result) : h('p', { class: 'muted' }, 'none')]);
+      reschedule.update(j);
+      await log.refresh(j);
     },
     dispose: () => log.dispose(),
   };
   return page;
 }
 
-function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] {
+function headOf(j: JobDetail, canRunNow: boolean, message: HTMLElement, reload: () => void): Child[] {
   const act = (action: 'cancel' | 'retry' | 'run-now') => async () => {
     try {
       await api.post(`jobs/${j.id}/${action}`);
@@ -55,69 +70,59 @@ function render(j: JobDetail, message: HTMLElement, reload: () => void): Node[] 
     : h(
         'div',
         { class: 'actions' },
-        (j.state === 'waiting' || j.state === 'ready') && new Date(j.runAfter).getTime() > Date.now()
-          ? h('button', { type: 'button', id: 'run-now-job', onclick: act('run-now') }, 'Run now')
-          : null,
+        canRunNow ? h('button', { type: 'button', id: 'run-now-job', onclick: act('run-now') }, 'Run now') : null,
         !FINISHED.includes(j.state) ? h('button', { type: 'button', id: 'cancel-job', class: 'danger', onclick: act('cancel') }, 'Cancel') : null,
         j.state === 'failed' || j.state === 'cancelled' ? h('button', { type: 'button', id: 'retry-job', class: 'primary', onclick: act('retry') }, 'Retry') : null,
         FINISHED.includes(j.state) ? h('button', { type: 'button', id: 'remove-job', class: 'danger', onclick: remove }, 'Remove') : null,
       );
+  return [
+    h('h1', {}, h('span', { class: 'muted' }, `#${j.id} `), h('span', { id: 'job-type' }, j.type)),
+    badge(j.state),
+    h('a', { href: `#/graph/${j.id}`, class: 'button', id: 'open-graph' }, 'Graph'),
+    actions,
+  ];
+}
+
+function factsOf(j: JobDetail): Node[] {
   const row = (label: string, value: Node | string | number | null) => [h('dt', {}, label), h('dd', {}, value === null ? '—' : value)];
   const took = j.startedAt && j.finishedAt ? duration(new Date(j.finishedAt).getTime() - new Date(j.startedAt).getTime()) : null;
   return [
     h(
-      'div',
-      { class: 'job-head' },
-      h('h1', {}, h('span', { class: 'muted' }, `#${j.id} `), h('span', { id: 'job-type' }, j.type)),
-      badge(j.state),
-      h('a', { href: `#/graph/${j.id}`, class: 'button', id: 'open-graph' }, 'Graph'),
-      actions,
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Fields'),
+      h(
+        'dl',
+        { class: 'facts' },
+        ...row('ref', j.ref),
+        ...row('group', j.group),
+        ...row('weight', j.weight),
+        ...row('priority', j.priority),
+        ...row('attempts', `${j.attempts} of ${j.maxAttempts}`),
+        ...row('snoozed', j.snoozes === 0 ? null : j.snoozes === 1 ? 'once' : `${j.snoozes} times`),
+        ...row('container', j.isContainer ? 'yes' : 'no'),
+        ...row('parent', j.parentId === null ? null : h('a', { href: `#/job/${j.parentId}` }, `#${j.parentId}`)),
+        ...row('children', j.isContainer ? h('a', { href: `#/jobs?parent=${j.id}` }, 'list') : null),
+        ...row('key', j.key),
+        ...row('timeout', j.timeoutMs === null ? null : duration(j.timeoutMs)),
+      ),
     ),
-    message,
-    h('section', { class: 'card' }, progressBar(j.progress, j.stage)),
     h(
-      'div',
-      { class: 'grid2' },
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Timestamps'),
       h(
-        'section',
-        { class: 'card' },
-        h('h2', {}, 'Fields'),
-        h(
-          'dl',
-          { class: 'facts' },
-          ...row('ref', j.ref),
-          ...row('group', j.group),
-          ...row('weight', j.weight),
-          ...row('priority', j.priority),
-          ...row('attempts', `${j.attempts} of ${j.maxAttempts}`),
-          ...row('snoozed', j.snoozes === 0 ? null : j.snoozes === 1 ? 'once' : `${j.snoozes} times`),
-          ...row('container', j.isContainer ? 'yes' : 'no'),
-          ...row('parent', j.parentId === null ? null : h('a', { href: `#/job/${j.parentId}` }, `#${j.parentId}`)),
-          ...row('children', j.isContainer ? h('a', { href: `#/jobs?parent=${j.id}` }, 'list') : null),
-          ...row('key', j.key),
-          ...row('timeout', j.timeoutMs === null ? null : duration(j.timeoutMs)),
-        ),
-      ),
-      h(
-        'section',
-        { class: 'card' },
-        h('h2', {}, 'Timestamps'),
-        h(
-          'dl',
-          { class: 'facts' },
-          ...row('created', when(j.createdAt)),
-          ...row('run after', when(j.runAfter)),
-          ...row('started', when(j.startedAt)),
-          ...row('finished', when(j.finishedAt)),
-          ...row('updated', when(j.updatedAt)),
-          ...row('took', took),
-        ),
+        'dl',
+        { class: 'facts' },
+        ...row('created', when(j.createdAt)),
+        ...row('run after', when(j.runAfter)),
+        ...row('started', when(j.startedAt)),
+        ...row('finished', when(j.finishedAt)),
+        ...row('updated', when(j.updatedAt)),
+        ...row('took', took),
       ),
     ),
-    j.error ? errorCard(j.state, j.error) : null,
-    h('section', { class: 'card', id: 'job-args' }, h('h2', {}, 'Args'), boundedBlock(j.args)),
-    h('section', { class: 'card', id: 'job-result' }, h('h2', {}, 'Result'), j.result ? boundedBlock(j.result) : h('p', { class: 'muted' }, 'none')),
-  ].filter((n): n is HTMLElement => n !== null);
+  ];
 }
 
 /**

@@ -1,11 +1,19 @@
 import { api, STATES, type Overview } from '../api';
-import { h, replace, s } from '../dom';
+import { h, s } from '../dom';
 import { count, duration } from '../format';
+import { Part } from '../patch';
 import { PauseCard } from '../pause-card';
 import type { Page } from './page';
 
 export function overviewPage(): Page {
-  const content = h('div', {});
+  // Built once and updated in place: the count cards are links, and a card redrawn between the
+  // press and the release of a click would lose it. The other parts are redrawn when they change.
+  const counts = countCards();
+  const chart = new Part(h('div', { class: 'part' }));
+  const now = new Part(h('div', { class: 'part' }));
+  const busy = new Part(h('div', { class: 'part' }));
+  const holders = new Part(h('div', { class: 'part' }));
+  const content = h('div', {}, h('h1', {}, 'Overview'), counts.el, h('div', { class: 'grid2' }, chart.el, now.el), h('div', { class: 'grid2' }, busy.el, holders.el));
   // Kept across refreshes, unlike the rest: it holds a form.
   const pauses = new PauseCard();
   const page: Page = {
@@ -17,21 +25,33 @@ export function overviewPage(): Page {
       const asOf = pauses.version;
       const o = await api.get<Overview>('overview');
       page.loaded = true;
-      replace(content, h('h1', {}, 'Overview'), counts(o), h('div', { class: 'grid2' }, throughput(o), health(o)), h('div', { class: 'grid2' }, groups(o), workers(o)));
+      counts.update(o);
+      chart.show(o.throughput, () => [throughput(o)]);
+      now.show([o.oldestReadyAgeMs, o.pausedCount], () => [health(o)]);
+      busy.show([o.groups, o.groupsPartial], () => [groups(o)]);
+      holders.show(o.workers, () => [workers(o)]);
       pauses.update(o.paused, o.pausedCount, asOf);
     },
   };
   return page;
 }
 
-function counts(o: Overview): HTMLElement {
-  return h(
+function countCards(): { el: HTMLElement; update(o: Overview): void } {
+  const figures = STATES.map(() => h('div', { class: 'count-n' }, '…'));
+  const el = h(
     'section',
     { class: 'counts' },
-    ...STATES.map((st) =>
-      h('a', { class: `count-card st-border-${st}`, href: `#/jobs?state=${st}`, 'data-state': st }, h('div', { class: 'count-n' }, count(o.counts[st], o.countCap)), h('div', { class: 'count-label' }, st)),
-    ),
+    ...STATES.map((st, i) => h('a', { class: `count-card st-border-${st}`, href: `#/jobs?state=${st}`, 'data-state': st }, figures[i], h('div', { class: 'count-label' }, st))),
   );
+  return {
+    el,
+    update(o) {
+      STATES.forEach((st, i) => {
+        const text = count(o.counts[st], o.countCap);
+        if (figures[i].textContent !== text) figures[i].textContent = text;
+      });
+    },
+  };
 }
 
 function health(o: Overview): HTMLElement {

@@ -2,6 +2,7 @@ import { api, READ_ONLY, type ScheduleRow } from '../api';
 import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
 import { when } from '../format';
+import { Part, patchChildren } from '../patch';
 import type { Page } from './page';
 
 const FIELDS = ['type', 'group'] as const;
@@ -11,7 +12,14 @@ export function schedulesPage(params: URLSearchParams): Page {
   const filter = new URLSearchParams();
   for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
   const pages = new CursorPages(null, load, { back: '← Previous', forward: 'Next →' });
-  const body = h('div', { class: 'schedules-results' });
+  // The table stays across refreshes and only rows whose schedule changed are redrawn: a tick
+  // that moved one schedule's next slot leaves the others' buttons in place.
+  const rows = h('tbody', {});
+  const shell = tableShell(rows);
+  const empty = h('p', { class: 'muted', id: 'no-schedules', hidden: true }, 'No schedule matches.');
+  shell.hidden = true;
+  const pager = new Part(h('div', { class: 'part' }));
+  const body = h('div', { class: 'schedules-results' }, shell, empty, pager.el);
   const total = h('p', { class: 'muted', id: 'schedule-count' });
   const message = h('p', { class: 'error-text', id: 'schedules-error' });
   // What the last action did; kept across refreshes until the next one.
@@ -25,10 +33,14 @@ export function schedulesPage(params: URLSearchParams): Page {
       const page = await api.get<{ schedules: ScheduleRow[]; nextCursor: string | null; count: number }>(`schedules?${q}`);
       message.textContent = '';
       total.textContent = `${page.count.toLocaleString()} schedule(s) in all${[...filter.keys()].length ? ' (before the filter)' : ''}.`;
-      replace(body, table(page.schedules, act), pages.pager(page.nextCursor));
+      body.hidden = false;
+      shell.hidden = !page.schedules.length;
+      empty.hidden = !!page.schedules.length;
+      patchChildren(rows, page.schedules, (s) => s.name, (s) => row(s, act));
+      pager.show([page.nextCursor, pages.depth], () => [pages.pager(page.nextCursor)]);
     } catch (err) {
       message.textContent = (err as Error).message;
-      replace(body);
+      body.hidden = true;
     }
   }
 
@@ -88,8 +100,7 @@ function form(current: URLSearchParams): HTMLElement {
   return el;
 }
 
-function table(schedules: ScheduleRow[], act: (s: ScheduleRow, action: 'run-now' | 'remove') => Promise<void>): HTMLElement {
-  if (!schedules.length) return h('p', { class: 'muted', id: 'no-schedules' }, 'No schedule matches.');
+function tableShell(rows: HTMLElement): HTMLElement {
   return h(
     'div',
     { class: 'table-scroll' },
@@ -97,41 +108,39 @@ function table(schedules: ScheduleRow[], act: (s: ScheduleRow, action: 'run-now'
       'table',
       { class: 'table schedules', id: 'schedules-table' },
       h('thead', {}, h('tr', {}, ...['name', 'type', 'cron', 'time zone', 'group', 'next slot', 'last enqueued slot', 'args', ...(READ_ONLY ? [] : [''])].map((c) => h('th', {}, c)))),
-      h(
-        'tbody',
-        {},
-        ...schedules.map((s) =>
-          h(
-            'tr',
-            { 'data-name': s.name },
-            h(
-              'td',
-              { class: 'mono nowrap' },
-              s.name,
-              s.declared ? h('span', { class: 'tag', title: 'An @Recurring method of a running process: it is removed from the code, not from here' }, '@Recurring') : null,
-            ),
-            // The jobs a schedule enqueued carry its type: the link lists them, newest first.
-            h('td', { class: 'type' }, h('a', { href: `#/jobs?${new URLSearchParams({ type: s.type })}` }, s.type)),
-            h('td', { class: 'mono nowrap' }, s.cron),
-            h('td', { class: 'nowrap' }, s.timeZone),
-            h('td', { class: 'group' }, s.group === null ? '—' : h('a', { href: `#/schedules?${new URLSearchParams({ group: s.group })}` }, s.group)),
-            s.dormant
-              ? h('td', { class: 'nowrap muted', title: 'An @Recurring schedule that no running process declares: it does not fire' }, 'dormant')
-              : h('td', { class: 'nowrap' }, when(s.nextRunAt)),
-            h('td', { class: 'nowrap' }, when(s.lastRunAt)),
-            h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, s.args.text)),
-            READ_ONLY
-              ? null
-              : h(
-                  'td',
-                  { class: 'nowrap schedule-actions' },
-                  h('button', { type: 'button', class: 'run-now', onclick: () => void act(s, 'run-now') }, 'Run now'),
-                  // A declared @Recurring would come back at its process's next start: the server refuses it too.
-                  s.declared ? null : h('button', { type: 'button', class: 'danger remove', onclick: () => void act(s, 'remove') }, 'Remove'),
-                ),
-          ),
-        ),
-      ),
+      rows,
     ),
+  );
+}
+
+function row(s: ScheduleRow, act: (s: ScheduleRow, action: 'run-now' | 'remove') => Promise<void>): HTMLElement {
+  return h(
+    'tr',
+    { 'data-name': s.name },
+    h(
+      'td',
+      { class: 'mono nowrap' },
+      s.name,
+      s.declared ? h('span', { class: 'tag', title: 'An @Recurring method of a running process: it is removed from the code, not from here' }, '@Recurring') : null,
+    ),
+    // The jobs a schedule enqueued carry its type: the link lists them, newest first.
+    h('td', { class: 'type' }, h('a', { href: `#/jobs?${new URLSearchParams({ type: s.type })}` }, s.type)),
+    h('td', { class: 'mono nowrap' }, s.cron),
+    h('td', { class: 'nowrap' }, s.timeZone),
+    h('td', { class: 'group' }, s.group === null ? '—' : h('a', { href: `#/schedules?${new URLSearchParams({ group: s.group })}` }, s.group)),
+    s.dormant
+      ? h('td', { class: 'nowrap muted', title: 'An @Recurring schedule that no running process declares: it does not fire' }, 'dormant')
+      : h('td', { class: 'nowrap' }, when(s.nextRunAt)),
+    h('td', { class: 'nowrap' }, when(s.lastRunAt)),
+    h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, s.args.text)),
+    READ_ONLY
+      ? null
+      : h(
+          'td',
+          { class: 'nowrap schedule-actions' },
+          h('button', { type: 'button', class: 'run-now', onclick: () => void act(s, 'run-now') }, 'Run now'),
+          // A declared @Recurring would come back at its process's next start: the server refuses it too.
+          s.declared ? null : h('button', { type: 'button', class: 'danger remove', onclick: () => void act(s, 'remove') }, 'Remove'),
+        ),
   );
 }

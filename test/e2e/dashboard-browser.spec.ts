@@ -684,6 +684,79 @@ describe('dashboard in a browser: chromium present', () => {
       }
     });
 
+    it('redraws only what changed: a selection, a pressed button and unchanged rows survive refreshes on the job, schedules and overview pages', async () => {
+      /** Refreshes the page now (as when its tab becomes visible) and waits for the API read it makes. */
+      const refreshNow = async (api: string) => {
+        const read = page.waitForResponse((r) => r.url().includes(`/dashboard/api/${api}`));
+        await page.evaluate(`document.dispatchEvent(new Event('visibilitychange'))`);
+        await read;
+        await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))');
+      };
+      const mark = (selector: string) => page.evaluate(`document.querySelector(${JSON.stringify(selector)}).__kept = true`);
+      const kept = (selector: string) => page.evaluate(`document.querySelector(${JSON.stringify(selector)})?.__kept === true`);
+
+      // A job page: its priority changes, its args and buttons do not.
+      const job = await queue.enqueue({ type: 'step', group: 'browser-redraw', args: { keep: 'this text selected' }, runAfter: new Date(Date.now() + 3_600_000) });
+      try {
+        await page.goto(`${base}/dashboard#/job/${job.id}`);
+        await page.locator('#cancel-job').waitFor();
+        await mark('#cancel-job');
+        await mark('#job-args pre');
+        const argsText = await page.locator('#job-args pre').textContent();
+        await page.evaluate(`getSelection().selectAllChildren(document.querySelector('#job-args pre'))`);
+        await queue.reschedule(job.id, { priority: 7 });
+        await eventually('the new priority shown', async () => /priority\s+7/.test(await page.locator('dl.facts').first().innerText()), 20_000, 100);
+        await refreshNow(`jobs/${job.id}`);
+        expect(await kept('#cancel-job')).toBe(true);
+        expect(await kept('#job-args pre')).toBe(true);
+        expect(await page.evaluate('getSelection().toString()')).toBe(argsText);
+      } finally {
+        await queue.cancel(job.id);
+      }
+
+      // The schedules page: a tick moves one schedule's slot; the other row stays, and a click
+      // pressed before a refresh and released after it still lands.
+      const names = ['browser-redraw-a', 'browser-redraw-b'];
+      for (const name of names) await queue.schedule({ name, cron: '0 0 1 1 *', type: 'step', group: 'browser-redraw' });
+      try {
+        await page.goto(`${base}/dashboard#/schedules?${new URLSearchParams({ group: 'browser-redraw' })}`);
+        const row = (name: string) => `#schedules-table tr[data-name="${name}"]`;
+        await page.locator(row('browser-redraw-b')).waitFor();
+        await mark(row('browser-redraw-a'));
+        await mark(row('browser-redraw-b'));
+        await queue.schedule({ name: 'browser-redraw-b', cron: '0 0 1 2 *', type: 'step', group: 'browser-redraw' });
+        await refreshNow('schedules');
+        expect(await page.locator(`${row('browser-redraw-b')} td`).nth(2).textContent()).toBe('0 0 1 2 *');
+        expect(await kept(row('browser-redraw-a'))).toBe(true);
+        expect(await kept(row('browser-redraw-b'))).toBe(false);
+
+        await page.evaluate(`window.__asked = []; window.confirm = (q) => (window.__asked.push(q), false)`);
+        const box = (await page.locator(`${row('browser-redraw-a')} button.run-now`).boundingBox())!;
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        await page.mouse.down();
+        await refreshNow('schedules');
+        await page.mouse.up();
+        expect(await page.evaluate('window.__asked')).toEqual([expect.stringContaining('Run schedule "browser-redraw-a" once now?')]);
+        await page.reload(); // the browser's own confirm() back
+      } finally {
+        for (const name of names) await queue.unschedule(name);
+      }
+
+      // The overview: the count cards (links) are updated in place as the counts move.
+      await page.goto(`${base}/dashboard#/`);
+      await page.locator('.count-card[data-state="ready"] .count-n').waitFor();
+      await eventually('counts loaded', async () => (await page.locator('.count-card[data-state="ready"] .count-n').textContent()) !== '…', 20_000, 100);
+      await mark('.count-card[data-state="ready"]');
+      const before = await page.locator('.count-card[data-state="ready"] .count-n').textContent();
+      const waiting = await queue.enqueue({ type: 'step', group: 'browser-redraw', runAfter: new Date(Date.now() + 3_600_000) });
+      try {
+        await eventually('the ready count moved', async () => (await page.locator('.count-card[data-state="ready"] .count-n').textContent()) !== before, 20_000, 100);
+        expect(await kept('.count-card[data-state="ready"]')).toBe(true);
+      } finally {
+        await queue.cancel(waiting.id);
+      }
+    });
+
     it('pauses a group from the overview, holds its jobs, and resumes it; a name is text, a bad one gets the server\'s error', async () => {
       const group = 'pause-ui';
       const listed = (kind: string, name: string) => page.locator(`#paused-list li[data-kind="${kind}"][data-name="${name.replace(/["\\]/g, '\\$&')}"]`);
