@@ -49,6 +49,10 @@ export interface Overview {
   counts: Record<JobState, number>;
   groups: Array<{ group: string; ready: number; running: number; weight: number }>;
   groupsPartial: boolean;
+  /** Job types with open work or failed jobs, the busiest first; `running` counts leased ones too. */
+  types: Array<{ type: string; waiting: number; ready: number; running: number; failed: number; paused: boolean }>;
+  /** More types than shown, or counted from a bounded sample of rows. */
+  typesPartial: boolean;
   /** `estimated`: a busy minute, extrapolated from a bounded read. */
   throughput: Array<{ minutesAgo: number; done: number; failed: number; estimated: boolean }>;
   oldestReadyAgeMs: number;

@@ -17,6 +17,8 @@ export function confirmPause(kind: PauseKind, name: string): boolean {
  */
 export class PauseCard {
   readonly el: HTMLElement;
+  /** How many entries are paused, for the overview's "Now" card: updated with the list, so the two always agree. */
+  readonly summary = h('span', {}, '…');
   private readonly list = h('div', { id: 'paused-list' });
   private readonly message = h('p', { class: 'error-text pause-error', id: 'pause-error' });
   private readonly kind = h('select', { id: 'pause-kind', 'aria-label': 'What to pause' }, h('option', { value: 'type' }, 'type'), h('option', { value: 'group' }, 'group'));
@@ -54,6 +56,7 @@ export class PauseCard {
     const next = JSON.stringify([paused, pausedCount]);
     if (next === this.shown) return;
     this.shown = next;
+    this.summary.textContent = pausedCount ? `${pausedCount.toLocaleString()} (listed below)` : 'nothing';
     if (!paused.length) {
       replace(this.list, h('p', { class: 'muted', id: 'nothing-paused' }, 'Nothing is paused.'));
       return;
@@ -87,6 +90,12 @@ export class PauseCard {
     }
     if (!confirmPause(kind, name)) return;
     if (await this.send('pause', kind, name)) this.name.value = '';
+  }
+
+  /** Pauses (after the confirmation) or resumes from elsewhere on the page; this card's list follows at once. */
+  async toggle(action: 'pause' | 'resume', kind: PauseKind, name: string): Promise<void> {
+    if (action === 'pause' && !confirmPause(kind, name)) return;
+    await this.send(action, kind, name);
   }
 
   private async send(action: 'pause' | 'resume', kind: PauseKind, name: string): Promise<boolean> {

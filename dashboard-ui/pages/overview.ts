@@ -3,6 +3,7 @@ import { h, s } from '../dom';
 import { count, duration } from '../format';
 import { Part } from '../patch';
 import { PauseCard } from '../pause-card';
+import { TypesCard } from '../types-card';
 import type { Page } from './page';
 
 export function overviewPage(): Page {
@@ -13,9 +14,18 @@ export function overviewPage(): Page {
   const now = new Part(h('div', { class: 'part' }));
   const busy = new Part(h('div', { class: 'part' }));
   const holders = new Part(h('div', { class: 'part' }));
-  const content = h('div', {}, h('h1', {}, 'Overview'), counts.el, h('div', { class: 'grid2' }, chart.el, now.el), h('div', { class: 'grid2' }, busy.el, holders.el));
   // Kept across refreshes, unlike the rest: it holds a form.
   const pauses = new PauseCard();
+  const types = new TypesCard(pauses, () => void page.refresh());
+  const content = h(
+    'div',
+    {},
+    h('h1', {}, 'Overview'),
+    counts.el,
+    h('div', { class: 'grid2' }, chart.el, now.el),
+    types.el,
+    h('div', { class: 'grid2' }, busy.el, holders.el),
+  );
   const page: Page = {
     title: 'Overview',
     el: h('div', { class: 'overview' }, content, pauses.el),
@@ -27,7 +37,8 @@ export function overviewPage(): Page {
       page.loaded = true;
       counts.update(o);
       chart.show(o.throughput, () => [throughput(o)]);
-      now.show([o.oldestReadyAgeMs, o.pausedCount], () => [health(o)]);
+      types.update(o);
+      now.show(o.oldestReadyAgeMs, () => [health(o, pauses.summary)]);
       busy.show([o.groups, o.groupsPartial], () => [groups(o)]);
       holders.show(o.workers, () => [workers(o)]);
       pauses.update(o.paused, o.pausedCount, asOf);
@@ -54,7 +65,7 @@ function countCards(): { el: HTMLElement; update(o: Overview): void } {
   };
 }
 
-function health(o: Overview): HTMLElement {
+function health(o: Overview, pausedSummary: HTMLElement): HTMLElement {
   return h(
     'section',
     { class: 'card' },
@@ -66,7 +77,8 @@ function health(o: Overview): HTMLElement {
       h('dd', { 'data-testid': 'oldest-ready' }, o.oldestReadyAgeMs ? duration(o.oldestReadyAgeMs) : '—'),
       h('dt', {}, 'Paused'),
       // The list and its actions are in the Paused card below.
-      h('dd', { id: 'paused-count' }, o.pausedCount ? `${o.pausedCount.toLocaleString()} (listed below)` : 'nothing'),
+      // The Paused card's own count: it changes with that card, at an action or a fresh refresh.
+      h('dd', { id: 'paused-count' }, pausedSummary),
     ),
   );
 }

@@ -776,6 +776,8 @@ describe('dashboard in a browser: chromium present', () => {
         expect(acceptDialog).toBeNull();
         expect(await page.inputValue('#pause-name')).toBe('');
         expect(await queue.listPaused()).toContainEqual({ group });
+        // The "Now" card's count changed with the list, not a refresh later.
+        expect(await page.locator('#paused-count').textContent()).toBe(`${(await queue.listPaused()).length} (listed below)`);
 
         // Paused: a job of the group stays ready however long the worker looks; resumed, it runs.
         const job = await queue.enqueue({ type: 'step', group });
@@ -828,6 +830,45 @@ describe('dashboard in a browser: chromium present', () => {
         acceptDialog = null;
         await queue.resume({ group });
         await queue.resume({ group: XSS_GROUP });
+      }
+    });
+
+    it('lists the types with work on the overview, each figure a link to its jobs, and pauses and resumes a type from its row', async () => {
+      const waiting = await queue.enqueue({ type: 'relogger', group: 'types-ui', runAfter: new Date(Date.now() + 3_600_000) });
+      const hostile = await queue.enqueue({ type: XSS_TYPE, group: 'types-ui' });
+      expect((await queue.waitFor(hostile.id, { timeoutMs: 20_000 })).state).toBe('failed');
+      const row = (type: string) => page.locator(`#types-table tr[data-type="${type.replace(/["\\]/g, '\\$&')}"]`);
+      try {
+        await page.goto(`${base}/dashboard#/`);
+        await row('relogger').waitFor();
+        expect(Number(await row('relogger').locator('td').nth(2).textContent())).toBeGreaterThanOrEqual(1);
+        // A hostile type is text in its cell, and its failed job is counted.
+        expect(await row(XSS_TYPE).locator('td.type a').textContent()).toBe(XSS_TYPE);
+        expect(Number(await row(XSS_TYPE).locator('td').nth(4).textContent())).toBeGreaterThanOrEqual(1);
+        expect(await page.evaluate(`({ xss: window.__xss ?? null, csp: window.__csp, imgs: document.querySelectorAll('img').length })`)).toEqual({ xss: null, csp: [], imgs: 0 });
+
+        acceptDialog = 'Pause type "relogger"?';
+        await row('relogger').locator('button.pause-type').click();
+        await row('relogger').locator('button.resume-type').waitFor();
+        expect(acceptDialog).toBeNull();
+        expect(await row('relogger').locator('td.type .tag').textContent()).toBe('paused');
+        // The Paused card shows it at once, not a refresh later.
+        expect(await page.locator('#paused-list li[data-kind="type"][data-name="relogger"]').count()).toBe(1);
+        expect(await queue.listPaused()).toContainEqual({ type: 'relogger' });
+        await page.screenshot({ path: join(shots, 'overview-types.png'), fullPage: true });
+
+        await row('relogger').locator('button.resume-type').click();
+        await row('relogger').locator('button.pause-type').waitFor();
+        expect(await row('relogger').locator('td.type .tag').count()).toBe(0);
+        expect(await queue.listPaused()).not.toContainEqual({ type: 'relogger' });
+
+        await row('relogger').locator('td').nth(2).locator('a').click();
+        await page.waitForURL(`**/dashboard#/jobs?type=relogger&state=ready`);
+        await eventually('the ready job listed', async () => (await page.locator(`tr[data-id="${waiting.id}"]`).count()) === 1, 20_000, 100);
+      } finally {
+        acceptDialog = null;
+        await queue.resume({ type: 'relogger' });
+        await queue.cancel(waiting.id);
       }
     });
 

@@ -13,9 +13,26 @@ const XSS = '<img src=x onerror=alert(1)></script><script>alert(2)</script>';
 const asAny = (v: unknown): any => v;
 const AUTH = { 'x-test-auth': 'letmein' };
 
-/** `chatty` logs each of `lines`; with `failFirst` its first attempt then fails (retried after the 1 s backoff). */
+/** Whether a `held` job's handler runs now, and what ends it (each waits for the test to let it go). */
+let heldRunning = false;
+let releaseHeld: () => void = () => undefined;
+
+/**
+ * `chatty` logs each of `lines`; with `failFirst` its first attempt then fails (retried after the
+ * 1 s backoff). `held` runs until the test calls releaseHeld(): in flight for as long as it looks.
+ */
 @Injectable()
 class LogTestHandlers {
+  @JobHandler('held', { maxAttempts: 1 })
+  async held() {
+    await new Promise<void>((r) => {
+      releaseHeld = r;
+      heldRunning = true;
+    });
+    heldRunning = false;
+    return null;
+  }
+
   @JobHandler('chatty', { maxAttempts: 2 })
   async chatty(args: { lines: string[]; failFirst?: boolean }, ctx: JobContext) {
     for (const line of args.lines) ctx.log(`${line}${args.failFirst ? ` (attempt ${ctx.attempt})` : ''}`);
@@ -42,7 +59,7 @@ describeDialects('dashboard API', (db) => {
     const auth = (req: { headers: Record<string, string> }) => req.headers['x-test-auth'] === 'letmein';
     d = await startDashboardApp(db, { path: '/queue', auth }, {
       globalPrefix: 'admin',
-      queue: { maxArgsBytes: 8 * 1024 * 1024, externalTypes: ['listed'] },
+      queue: { maxArgsBytes: 8 * 1024 * 1024, externalTypes: ['listed', 'types-card'] },
       providers: [LogTestHandlers],
     });
     ro = await startDashboardApp(db, { path: 'ops/jobs', auth: 'public', readOnly: true }, { queue: { concurrency: 1 } });
@@ -106,6 +123,58 @@ describeDialects('dashboard API', (db) => {
     expect(o.paused).toEqual([{ type: 'paused-type' }]);
     expect(Array.isArray(o.workers)).toBe(true);
     await d.queue.resume({ type: 'paused-type' });
+  });
+
+  it('overview types: waiting, ready, in flight and failed per type, paused ones flagged; 3,000 types answered bounded, the busiest 50', async () => {
+    const jq = d.app.get(JobQueueDatabase);
+    const later = new Date(Date.now() + 3_600_000);
+    const ids: number[] = [];
+    for (let i = 0; i < 2; i++) ids.push((await d.queue.enqueue({ type: 'types-card', args: { i } })).id);
+    const graph = await d.queue.enqueueGraph([
+      { ref: 'up', type: 'types-card', runAfter: later },
+      { ref: 'down', type: 'types-card', dependsOn: ['up'] },
+    ]);
+    ids.push(graph.up, graph.down);
+    const held = await d.queue.enqueue({ type: 'held' });
+    const failed = await d.queue.enqueue({ type: 'boom', args: { message: 'for the types card' } });
+    await d.queue.pause({ type: 'types-card' });
+    const overview = async () => asAny(await (await get('/api/overview')).json());
+    const typeOf = (o: any, type: string) => o.types.find((t: { type: string }) => t.type === type);
+    const names = Array.from({ length: 3_000 }, (_, i) => `many-type-${String(i).padStart(4, '0')}`);
+    try {
+      await d.queue.waitFor(failed.id);
+      await eventually('the held job in flight', async () => heldRunning && typeOf(await overview(), 'held')?.running === 1, 20_000, 50);
+      const o = await overview();
+      expect(typeOf(o, 'types-card')).toEqual({ type: 'types-card', waiting: 1, ready: 3, running: 0, failed: 0, paused: true });
+      expect(typeOf(o, 'held')).toEqual({ type: 'held', waiting: 0, ready: 0, running: 1, failed: 0, paused: false });
+      expect(typeOf(o, 'boom').failed).toBeGreaterThanOrEqual(1);
+      expect(o.typesPartial).toBe(false);
+      releaseHeld();
+      expect((await d.queue.waitFor(held.id)).state).toBe('done');
+      await eventually('the held job gone from the types', async () => typeOf(await overview(), 'held') === undefined, 20_000, 50);
+
+      // Thousands of types: the 50 with the most open work, then the most failed, said to be partial.
+      for (let i = 0; i < names.length; i += 500) {
+        const rows = names.slice(i, i + 500).map((n) => sql`(${n}, '{}', 'ready', ${jq.dialect.timeParam(later)}, ${jq.dialect.now()}, ${jq.dialect.now()})`);
+        await jq.run(sql`INSERT INTO jobs (type, args, state, run_after, created_at, updated_at) VALUES ${sql.join(rows)}`);
+      }
+      // The overview is a snapshot shared for snapshotTtlMs: the next one has them.
+      const text: string = await eventually('the many types shown', async () => {
+        const body = await (await get('/api/overview')).text();
+        return asAny(JSON.parse(body)).types.length === 50 ? body : null;
+      }, 20_000, 100);
+      const many = asAny(JSON.parse(text));
+      expect(many.typesPartial).toBe(true);
+      expect(typeOf(many, 'types-card')).toMatchObject({ ready: 3, waiting: 1, paused: true });
+      const work = many.types.map((t: { waiting: number; ready: number; running: number }) => t.waiting + t.ready + t.running);
+      expect(work).toEqual([...work].sort((a, b) => b - a));
+      expect(text.length).toBeLessThan(30_000);
+    } finally {
+      releaseHeld();
+      await d.queue.resume({ type: 'types-card' });
+      await jq.run(sql`DELETE FROM jobs WHERE type LIKE 'many-type-%'`);
+      for (const id of ids) await d.queue.cancel(id).catch(() => undefined);
+    }
   });
 
   it('jobs: filters by state, type, group, args and time, keyset pages, and 400 on bad filters', async () => {
