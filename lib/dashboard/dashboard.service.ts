@@ -277,7 +277,7 @@ export class DashboardService {
   private async types(): Promise<{ types: TypeSummary[]; partial: boolean }> {
     const open = (await this.db.run(typesAtWork(TYPE_ROWS_CAP))).rows;
     const failed = (await this.db.run(failedByType(FAILED_TYPE_ROWS_CAP))).rows;
-    const openCapped = [['waiting'], ['ready'], ['leased', 'running']].some((states) => countOf(open, states) >= TYPE_ROWS_CAP);
+    const openCapped = ['waiting', 'ready', 'leased', 'running'].some((state) => countOf(open, state) >= TYPE_ROWS_CAP);
     const failedCapped = failed.reduce((n, r) => n + Number(r.n), 0) >= FAILED_TYPE_ROWS_CAP;
     const { types, partial } = summarizeTypes(open, failed, MAX_TYPES, { open: openCapped, failed: failedCapped });
     const paused = types.length ? new Set((await this.db.run(pausedTypesAmong(types.map((t) => t.type)))).rows.map((r) => String(r.name))) : new Set<string>();
@@ -311,7 +311,7 @@ export class DashboardService {
       countCap: COUNT_CAP,
       counts,
       groups: sortedGroups.slice(0, MAX_GROUPS),
-      groupsPartial: sortedGroups.length > MAX_GROUPS || countOf(groupRows, ['ready']) >= GROUP_ROWS_CAP || countOf(groupRows, ['leased', 'running']) >= GROUP_ROWS_CAP,
+      groupsPartial: sortedGroups.length > MAX_GROUPS || ['ready', 'leased', 'running'].some((state) => countOf(groupRows, state) >= GROUP_ROWS_CAP),
       types: types.types,
       typesPartial: types.partial,
       throughput,
@@ -327,9 +327,9 @@ export class DashboardService {
   }
 }
 
-/** The rows' `n` summed over those in `states` (a capped read stopped at its cap when this reaches it). */
-function countOf(rows: readonly Row[], states: readonly string[]): number {
-  return rows.reduce((n, r) => n + (states.includes(String(r.state)) ? Number(r.n) : 0), 0);
+/** The rows' `n` summed over those of `state` (a read capped per state stopped at its cap when this reaches it). */
+function countOf(rows: readonly Row[], state: string): number {
+  return rows.reduce((n, r) => n + (r.state === state ? Number(r.n) : 0), 0);
 }
 
 function stageText(stage: string | null): string | null {
