@@ -55,3 +55,45 @@ export function patchChildren<T>(parent: Element, items: readonly T[], key: (ite
     else parent.insertBefore(el, at);
   }
 }
+
+/**
+ * Table rows whose figures change at every refresh under load (counts, ages) while the rest of
+ * the row (a name, a link, a button) does not: a row is rebuilt only when its `fixed` part
+ * changes, its figures are set in place. `build` makes the row and hands each figure's element
+ * to `figure(name, el)`; `update` then writes the figures' texts into them.
+ */
+export class FigureRows<T> {
+  private readonly cells = new Map<string, Map<string, HTMLElement>>();
+
+  constructor(
+    readonly body: HTMLElement,
+    private readonly key: (item: T) => string,
+    private readonly fixed: (item: T) => unknown,
+    private readonly build: (item: T, figure: <E extends HTMLElement>(name: string, el: E) => E) => HTMLElement,
+  ) {}
+
+  /** `figures`: each figure's value; a number is shown grouped (1,234) and marked `zero` when 0. */
+  update(items: readonly T[], figures: (item: T) => Record<string, number | string>): void {
+    const byKey = new Map(items.map((item) => [this.key(item), item]));
+    patchChildren(
+      this.body,
+      items.map((item) => ({ key: this.key(item), fixed: this.fixed(item) })),
+      (row) => row.key,
+      (row) => {
+        const cells = new Map<string, HTMLElement>();
+        this.cells.set(row.key, cells);
+        return this.build(byKey.get(row.key)!, (name, el) => (cells.set(name, el), el));
+      },
+    );
+    for (const k of [...this.cells.keys()]) if (!byKey.has(k)) this.cells.delete(k);
+    for (const [k, item] of byKey) {
+      const cells = this.cells.get(k)!;
+      for (const [name, value] of Object.entries(figures(item))) {
+        const el = cells.get(name)!;
+        const text = typeof value === 'number' ? value.toLocaleString() : value;
+        if (el.textContent !== text) el.textContent = text;
+        el.classList.toggle('zero', value === 0);
+      }
+    }
+  }
+}

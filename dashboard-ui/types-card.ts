@@ -1,7 +1,6 @@
 import { READ_ONLY, type Overview } from './api';
 import { h } from './dom';
-import { count } from './format';
-import { patchChildren } from './patch';
+import { FigureRows } from './patch';
 import type { PauseCard } from './pause-card';
 
 type TypeRow = Overview['types'][number];
@@ -15,7 +14,12 @@ const FIGURES = ['waiting', 'ready', 'running', 'failed'] as const;
  */
 export class TypesCard {
   readonly el: HTMLElement;
-  private readonly rows = h('tbody', {});
+  private readonly rows = new FigureRows<TypeRow>(
+    h('tbody', {}),
+    (t) => t.type,
+    (t) => t.paused,
+    (t, figure) => this.row(t, figure),
+  );
   private readonly table = h(
     'div',
     { class: 'table-scroll', hidden: true },
@@ -36,13 +40,11 @@ export class TypesCard {
           READ_ONLY ? null : h('th', {}, ''),
         ),
       ),
-      this.rows,
+      this.rows.body,
     ),
   );
   private readonly empty = h('p', { class: 'muted', id: 'no-types', hidden: true }, 'No type has waiting, ready, running or failed jobs.');
   private readonly note = h('p', { class: 'note', hidden: true }, 'Counted from a bounded sample of rows; the busiest types are shown.');
-  /** Each shown type's figure cells, filled at every update. */
-  private readonly figures = new Map<string, Record<(typeof FIGURES)[number], HTMLElement>>();
 
   constructor(
     private readonly pauses: PauseCard,
@@ -55,33 +57,12 @@ export class TypesCard {
     this.table.hidden = !o.types.length;
     this.empty.hidden = !!o.types.length;
     this.note.hidden = !o.typesPartial;
-    patchChildren(
-      this.rows,
-      o.types.map((t) => ({ type: t.type, paused: t.paused })),
-      (t) => t.type,
-      (t) => this.row(t),
-    );
-    const shown = new Set(o.types.map((t) => t.type));
-    for (const type of this.figures.keys()) if (!shown.has(type)) this.figures.delete(type);
-    for (const t of o.types) {
-      const cells = this.figures.get(t.type)!;
-      for (const f of FIGURES) {
-        const text = count(t[f]);
-        if (cells[f].textContent !== text) cells[f].textContent = text;
-        cells[f].classList.toggle('zero', t[f] === 0);
-      }
-    }
+    this.rows.update(o.types, (t) => ({ waiting: t.waiting, ready: t.ready, running: t.running, failed: t.failed }));
   }
 
-  private row(t: Pick<TypeRow, 'type' | 'paused'>): HTMLElement {
+  private row(t: TypeRow, figure: <E extends HTMLElement>(name: string, el: E) => E): HTMLElement {
     const jobs = (q: Record<string, string>) => `#/jobs?${new URLSearchParams({ type: t.type, ...q })}`;
-    const cells = {
-      waiting: h('a', { href: jobs({ state: 'waiting' }) }),
-      ready: h('a', { href: jobs({ state: 'ready' }) }),
-      running: h('a', { href: jobs({ state: 'leased,running' }) }),
-      failed: h('a', { href: jobs({ state: 'failed' }) }),
-    };
-    this.figures.set(t.type, cells);
+    const states: Record<(typeof FIGURES)[number], string> = { waiting: 'waiting', ready: 'ready', running: 'leased,running', failed: 'failed' };
     const action = t.paused ? 'resume' : 'pause';
     return h(
       'tr',
@@ -92,7 +73,7 @@ export class TypesCard {
         h('a', { href: jobs({}) }, t.type),
         t.paused ? h('span', { class: 'tag', title: 'No worker starts its jobs until it is resumed' }, 'paused') : null,
       ),
-      ...FIGURES.map((f) => h('td', { class: 'num' }, cells[f])),
+      ...FIGURES.map((f) => h('td', { class: 'num' }, figure(f, h('a', { href: jobs({ state: states[f] }) })))),
       READ_ONLY
         ? null
         : h(

@@ -4,6 +4,7 @@ import { count, duration } from '../format';
 import { Part } from '../patch';
 import { PauseCard } from '../pause-card';
 import { TypesCard } from '../types-card';
+import { GroupsCard } from '../groups-card';
 import type { Page } from './page';
 
 export function overviewPage(): Page {
@@ -12,11 +13,11 @@ export function overviewPage(): Page {
   const counts = countCards();
   const chart = new Part(h('div', { class: 'part' }));
   const now = new Part(h('div', { class: 'part' }));
-  const busy = new Part(h('div', { class: 'part' }));
   const holders = new Part(h('div', { class: 'part' }));
-  // Kept across refreshes, unlike the rest: it holds a form.
+  // Kept across refreshes: it holds a form.
   const pauses = new PauseCard();
   const types = new TypesCard(pauses, () => void page.refresh());
+  const groups = new GroupsCard();
   const content = h(
     'div',
     {},
@@ -24,7 +25,7 @@ export function overviewPage(): Page {
     counts.el,
     h('div', { class: 'grid2' }, chart.el, now.el),
     types.el,
-    h('div', { class: 'grid2' }, busy.el, holders.el),
+    h('div', { class: 'grid2' }, groups.el, holders.el),
   );
   const page: Page = {
     title: 'Overview',
@@ -39,7 +40,7 @@ export function overviewPage(): Page {
       chart.show(o.throughput, () => [throughput(o)]);
       types.update(o);
       now.show(o.oldestReadyAgeMs, () => [health(o, pauses.summary)]);
-      busy.show([o.groups, o.groupsPartial], () => [groups(o)]);
+      groups.update(o);
       holders.show(o.workers, () => [workers(o)]);
       pauses.update(o.paused, o.pausedCount, asOf);
     },
@@ -76,40 +77,9 @@ function health(o: Overview, pausedSummary: HTMLElement): HTMLElement {
       h('dt', {}, 'Oldest ready job waits'),
       h('dd', { 'data-testid': 'oldest-ready' }, o.oldestReadyAgeMs ? duration(o.oldestReadyAgeMs) : '—'),
       h('dt', {}, 'Paused'),
-      // The list and its actions are in the Paused card below.
-      // The Paused card's own count: it changes with that card, at an action or a fresh refresh.
+      // The Paused card's own count (its list and actions are below): it changes with that card.
       h('dd', { id: 'paused-count' }, pausedSummary),
     ),
-  );
-}
-
-function groups(o: Overview): HTMLElement {
-  return h(
-    'section',
-    { class: 'card' },
-    h('h2', {}, 'Groups with work'),
-    o.groups.length
-      ? h(
-          'table',
-          { class: 'table' },
-          h('thead', {}, h('tr', {}, h('th', {}, 'group'), h('th', { class: 'num' }, 'ready'), h('th', { class: 'num' }, 'running'), h('th', { class: 'num' }, 'weight'))),
-          h(
-            'tbody',
-            {},
-            ...o.groups.map((g) =>
-              h(
-                'tr',
-                {},
-                h('td', {}, h('a', { href: `#/jobs?${new URLSearchParams({ group: g.group, state: 'ready,leased,running' })}` }, g.group)),
-                h('td', { class: 'num' }, g.ready.toLocaleString()),
-                h('td', { class: 'num' }, g.running.toLocaleString()),
-                h('td', { class: 'num' }, g.weight),
-              ),
-            ),
-          ),
-        )
-      : h('p', { class: 'muted' }, 'No group has ready or running jobs.'),
-    o.groupsPartial ? h('p', { class: 'note' }, 'Showing the busiest groups from a bounded sample.') : null,
   );
 }
 

@@ -748,12 +748,20 @@ describe('dashboard in a browser: chromium present', () => {
       await eventually('counts loaded', async () => (await page.locator('.count-card[data-state="ready"] .count-n').textContent()) !== '…', 20_000, 100);
       await mark('.count-card[data-state="ready"]');
       const before = await page.locator('.count-card[data-state="ready"] .count-n').textContent();
-      const waiting = await queue.enqueue({ type: 'step', group: 'browser-redraw', runAfter: new Date(Date.now() + 3_600_000) });
+      const waiting = [await queue.enqueue({ type: 'step', group: 'browser-redraw', runAfter: new Date(Date.now() + 3_600_000) })];
       try {
         await eventually('the ready count moved', async () => (await page.locator('.count-card[data-state="ready"] .count-n').textContent()) !== before, 20_000, 100);
         expect(await kept('.count-card[data-state="ready"]')).toBe(true);
+        // A group's row keeps its link while its figures move.
+        const group = '#groups-table tr[data-group="browser-redraw"]';
+        await page.locator(group).waitFor();
+        expect(await page.locator(`${group} td`).nth(1).textContent()).toBe('1');
+        await mark(`${group} a`);
+        waiting.push(await queue.enqueue({ type: 'step', group: 'browser-redraw', runAfter: new Date(Date.now() + 3_600_000) }));
+        await eventually('the group\'s ready figure moved', async () => (await page.locator(`${group} td`).nth(1).textContent()) === '2', 20_000, 100);
+        expect(await kept(`${group} a`)).toBe(true);
       } finally {
-        await queue.cancel(waiting.id);
+        for (const job of waiting) await queue.cancel(job.id);
       }
     });
 
