@@ -1027,7 +1027,7 @@ describe('dashboard in a browser: chromium present', () => {
       try {
         // [page, hash, what shows it has drawn, the text to check]
         const pages: Array<[string, string, string, string]> = [
-          ['overview', '#/', '#paused-list li', 'h1, h2, .count-n, .count-label, .facts dt, .facts dd, #paused-list a, #paused-list .muted, .pause-form input, .pause-form button, .muted, .status'],
+          ['overview', '#/', '#paused-list li', 'h1, h2, .count-n, .count-label, .facts dt, .facts dd, #paused-list a, #paused-list .muted, .pause-form input, .pause-form button, .muted, .status, #types-table th, #types-table td, #types-table a, #types-table .tag, #types-table button, #groups-table th, #groups-table td'],
           ['jobs', `#/jobs?${new URLSearchParams({ group })}`, '#jobs-table', 'label span, input, select, button, #jobs-table th, #jobs-table td, #jobs-table a, .cell-args div, .cell-error div'],
           ['job', `#/job/${failed.id}`, '#job-log-lines td.log-message', 'h1, h2, dt, dd, pre.code, #job-log-lines td, button, .muted'],
           ['graph', `#/graph/${failed.id}`, '#dag g.node', 'h1, #graph-info, .button, button'],
