@@ -1,5 +1,6 @@
 import { api, READ_ONLY } from './api';
-import { h, replace } from './dom';
+import { h } from './dom';
+import { Part, patchChildren } from './patch';
 
 type Paused = Array<{ type?: string; group?: string }>;
 export type PauseKind = 'type' | 'group';
@@ -11,19 +12,21 @@ export function confirmPause(kind: PauseKind, name: string): boolean {
 
 /**
  * The overview's "Paused" card: what is paused, a Resume per entry and a form to pause a type
- * or a group. Built once per page and kept across the overview's refreshes (which redraw the
- * rest every 2 s): a name being typed keeps its focus, and the list is redrawn only when it
- * changes, so a Resume is not replaced under the pointer.
+ * or a group. Built once per page and kept across the overview's refreshes: a name being typed
+ * keeps its focus, and an entry's row is rebuilt only when that entry changes, so a Resume is not
+ * replaced under the pointer.
  */
 export class PauseCard {
   readonly el: HTMLElement;
   /** How many entries are paused, for the overview's "Now" card: updated with the list, so the two always agree. */
   readonly summary = h('span', {}, '…');
-  private readonly list = h('div', { id: 'paused-list' });
+  private readonly entries = h('ul', { class: 'paused-entries' });
+  /** "Nothing is paused", or how many more there are than listed. */
+  private readonly rest = new Part(h('div', { class: 'part' }));
+  private readonly list = h('div', { id: 'paused-list' }, this.entries, this.rest.el);
   private readonly message = h('p', { class: 'error-text pause-error', id: 'pause-error' });
   private readonly kind = h('select', { id: 'pause-kind', 'aria-label': 'What to pause' }, h('option', { value: 'type' }, 'type'), h('option', { value: 'group' }, 'group'));
   private readonly name = h('input', { id: 'pause-name', placeholder: 'e.g. render or acme', 'aria-label': 'Name of the type or group', maxlength: 200 });
-  private shown = '';
   /** Counts the pauses and resumes done here: a refresh asked before the last one is stale. */
   version = 0;
 
@@ -53,31 +56,25 @@ export class PauseCard {
   /** `asOf`: the `version` when the data was asked for; older than the last action, it is dropped. */
   update(paused: Paused, pausedCount: number, asOf = this.version): void {
     if (asOf !== this.version) return;
-    const next = JSON.stringify([paused, pausedCount]);
-    if (next === this.shown) return;
-    this.shown = next;
     this.summary.textContent = pausedCount ? `${pausedCount.toLocaleString()} (listed below)` : 'nothing';
-    if (!paused.length) {
-      replace(this.list, h('p', { class: 'muted', id: 'nothing-paused' }, 'Nothing is paused.'));
-      return;
-    }
-    replace(
-      this.list,
+    const entries = paused.map((p): [PauseKind, string] => (p.type !== undefined ? ['type', p.type] : ['group', p.group!]));
+    // Keyed rows: resuming one entry, or another process pausing something, leaves the other
+    // entries' Resume buttons where they are.
+    patchChildren(this.entries, entries, ([kind, name]) => `${kind}:${name}`, ([kind, name]) =>
       h(
-        'ul',
-        { class: 'paused-entries' },
-        ...paused.map((p) => {
-          const [kind, name]: [PauseKind, string] = p.type !== undefined ? ['type', p.type] : ['group', p.group!];
-          return h(
-            'li',
-            { 'data-kind': kind, 'data-name': name },
-            h('span', { class: 'muted' }, `${kind} `),
-            h('a', { href: `#/jobs?${new URLSearchParams({ [kind]: name })}` }, name),
-            READ_ONLY ? null : h('button', { type: 'button', class: 'resume', onclick: () => void this.send('resume', kind, name) }, 'Resume'),
-          );
-        }),
+        'li',
+        { 'data-kind': kind, 'data-name': name },
+        h('span', { class: 'muted' }, `${kind} `),
+        h('a', { href: `#/jobs?${new URLSearchParams({ [kind]: name })}` }, name),
+        READ_ONLY ? null : h('button', { type: 'button', class: 'resume', onclick: () => void this.send('resume', kind, name) }, 'Resume'),
       ),
-      pausedCount > paused.length ? h('p', { class: 'note' }, `${pausedCount.toLocaleString()} in all, the first ${paused.length} shown.`) : null,
+    );
+    this.rest.show([paused.length, pausedCount], () =>
+      !paused.length
+        ? [h('p', { class: 'muted', id: 'nothing-paused' }, 'Nothing is paused.')]
+        : pausedCount > paused.length
+          ? [h('p', { class: 'note' }, `${pausedCount.toLocaleString()} in all, the first ${paused.length} shown.`)]
+          : [],
     );
   }
 

@@ -68,8 +68,7 @@ export interface OverviewView {
   types: TypeSummary[];
   /** More types than shown, or counted from a bounded sample of rows. */
   typesPartial: boolean;
-  /** Index 0 = 59 minutes ago … index 59 = this minute. */
-  /** Per minute, oldest first; `estimated`: more finished than one bounded read takes, extrapolated. */
+  /** Per minute, oldest first (index 0 = 59 minutes ago, index 59 = this minute); `estimated`: more finished than one bounded read takes, extrapolated. */
   throughput: Array<{ minutesAgo: number; done: number; failed: number; estimated: boolean }>;
   oldestReadyAgeMs: number;
   /** The first MAX_PAUSED entries; `pausedCount` counts them all. */

@@ -763,6 +763,24 @@ describe('dashboard in a browser: chromium present', () => {
       } finally {
         for (const job of waiting) await queue.cancel(job.id);
       }
+
+      // The Paused card: another process pausing (then resuming) a second group leaves the first
+      // entry's Resume button where it was.
+      const entry = (name: string) => `#paused-list li[data-kind="group"][data-name="${name}"]`;
+      try {
+        await queue.pause({ group: 'browser-redraw-a' });
+        await eventually('the first pause listed', async () => (await page.locator(entry('browser-redraw-a')).count()) === 1, 20_000, 100);
+        await mark(`${entry('browser-redraw-a')} button.resume`);
+        await queue.pause({ group: 'browser-redraw-b' });
+        await eventually('the second pause listed', async () => (await page.locator(entry('browser-redraw-b')).count()) === 1, 20_000, 100);
+        expect(await kept(`${entry('browser-redraw-a')} button.resume`)).toBe(true);
+        await queue.resume({ group: 'browser-redraw-b' });
+        await eventually('the second pause gone', async () => (await page.locator(entry('browser-redraw-b')).count()) === 0, 20_000, 100);
+        expect(await kept(`${entry('browser-redraw-a')} button.resume`)).toBe(true);
+      } finally {
+        await queue.resume({ group: 'browser-redraw-a' });
+        await queue.resume({ group: 'browser-redraw-b' });
+      }
     });
 
     it('pauses a group from the overview, holds its jobs, and resumes it; a name is text, a bad one gets the server\'s error', async () => {
