@@ -138,6 +138,20 @@ function bulk(filter: URLSearchParams, reload: () => Promise<void>): HTMLElement
   );
 }
 
+/**
+ * `lastError` of a job that has not failed for good (done after a retry, ready for its next
+ * attempt, cancelled) belongs to an earlier attempt: muted and said so, not red as a failure.
+ */
+function errorCell(j: JobRow): HTMLElement {
+  if (!j.error) return h('td', { class: 'cell-error' });
+  const earlier = j.state !== 'failed';
+  return h(
+    'td',
+    { class: earlier ? 'cell-error earlier' : 'cell-error', title: earlier ? 'Of an earlier attempt' : null },
+    h('div', { class: 'clamp' }, earlier ? h('span', { class: 'earlier-label' }, 'earlier attempt: ') : null, j.error.text),
+  );
+}
+
 function table(jobs: JobRow[]): HTMLElement {
   if (!jobs.length) return h('p', { class: 'muted', id: 'no-jobs' }, 'No job matches.');
   return h(
@@ -162,7 +176,7 @@ function table(jobs: JobRow[]): HTMLElement {
             h('td', { class: 'num' }, `${j.progress}%`),
             h('td', { class: 'nowrap' }, when(j.createdAt)),
             h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, j.args.text)),
-            h('td', { class: 'cell-error' }, h('div', { class: 'clamp' }, j.error?.text ?? '')),
+            errorCell(j),
           ),
         ),
       ),

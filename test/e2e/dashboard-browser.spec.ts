@@ -421,6 +421,9 @@ describe('dashboard in a browser: chromium present', () => {
       await row.waitFor();
       expect(await row.locator('td.type').textContent()).toBe(XSS_TYPE);
       expect(await row.locator('td').nth(3).textContent()).toBe(XSS_GROUP);
+      // Failed for good: its error in the list is the failure's, in the danger colour.
+      expect(await row.locator('td.cell-error').getAttribute('class')).toBe('cell-error');
+      expect(await row.locator('td.cell-error').textContent()).toContain(XSS_ERROR);
       await page.goto(`${base}/dashboard#/job/${job.id}`);
       await page.locator('#job-error').waitFor();
       expect(await page.locator('#job-type').textContent()).toBe(XSS_TYPE);
@@ -567,6 +570,14 @@ describe('dashboard in a browser: chromium present', () => {
       } finally {
         await page.unroute('**/api/jobs/*/logs*');
       }
+
+      // In the jobs list too, the done job's error is an earlier attempt's, muted and said so.
+      await page.goto(`${base}/dashboard#/jobs?type=relogger`);
+      const cell = page.locator(`#jobs-table tr[data-id="${job.id}"] td.cell-error`);
+      await cell.waitFor();
+      expect(await cell.getAttribute('class')).toBe('cell-error earlier');
+      expect(await cell.getAttribute('title')).toBe('Of an earlier attempt');
+      expect(await cell.textContent()).toMatch(/^earlier attempt: Error: run 3 fails on purpose/);
     });
 
     it('lists recurring schedules, pages and filters them, and shows their content as text', async () => {
