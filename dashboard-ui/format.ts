@@ -29,6 +29,11 @@ export function count(n: number, cap?: number): string {
   return cap !== undefined && n >= cap ? `${cap.toLocaleString()}+` : n.toLocaleString();
 }
 
+/** "1 job", "3 jobs", "1,204 schedules". */
+export function counted(n: number, noun: string): string {
+  return `${n.toLocaleString()} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function badge(state: JobState): HTMLElement {
   return h('span', { class: `badge st-${state}` }, state);
 }

@@ -1,7 +1,7 @@
 import { api, READ_ONLY, STATES, type JobRow } from '../api';
 import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
-import { badge, when } from '../format';
+import { badge, counted, when } from '../format';
 import { confirmPause, type PauseKind } from '../pause-card';
 import { localInputToIso } from '../reschedule-card';
 import type { Page } from './page';
@@ -84,7 +84,7 @@ function bulk(filter: URLSearchParams, reload: () => Promise<void>): HTMLElement
     if (!window.confirm(ask)) return;
     try {
       const r = await api.post<{ count: number }>(`jobs/${action}`, body);
-      out.textContent = `${verb}: ${r.count} job(s).`;
+      out.textContent = `${verb}: ${counted(r.count, 'job')}.`;
       await reload();
     } catch (err) {
       out.textContent = (err as Error).message;

@@ -1,7 +1,7 @@
 import { api, READ_ONLY, type ScheduleRow } from '../api';
 import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
-import { when } from '../format';
+import { counted, when } from '../format';
 import { Part, patchChildren } from '../patch';
 import type { Page } from './page';
 
@@ -32,7 +32,7 @@ export function schedulesPage(params: URLSearchParams): Page {
     try {
       const page = await api.get<{ schedules: ScheduleRow[]; nextCursor: string | null; count: number }>(`schedules?${q}`);
       message.textContent = '';
-      total.textContent = `${page.count.toLocaleString()} schedule(s) in all${[...filter.keys()].length ? ' (before the filter)' : ''}.`;
+      total.textContent = `${counted(page.count, 'schedule')} in all${[...filter.keys()].length ? ' (before the filter)' : ''}.`;
       body.hidden = false;
       shell.hidden = !page.schedules.length;
       empty.hidden = !!page.schedules.length;

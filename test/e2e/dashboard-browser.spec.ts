@@ -365,13 +365,13 @@ describe('dashboard in a browser: chromium present', () => {
       acceptDialog = 'Reschedule every job matching this filter that has not started (waiting or ready): priority 6?';
       await page.click('#reschedule-many');
       // The count stays on the page: the table is read again in place, the page not rebuilt.
-      await eventually('the count shown', async () => (await page.textContent('#bulk-result')) === 'Rescheduled: 3 job(s).', 10_000, 50);
+      await eventually('the count shown', async () => (await page.textContent('#bulk-result')) === 'Rescheduled: 3 jobs.', 10_000, 50);
       expect(acceptDialog).toBeNull();
       expect(await page.inputValue('#bulk-priority')).toBe('6');
       for (const id of ids) expect((await queue.get(id))!.priority).toBe(6);
       acceptDialog = 'Run every delayed job matching this filter now';
       await page.click('#run-now-many');
-      await eventually('the count shown', async () => (await page.textContent('#bulk-result')) === 'Brought forward: 3 job(s).', 10_000, 50);
+      await eventually('the count shown', async () => (await page.textContent('#bulk-result')) === 'Brought forward: 3 jobs.', 10_000, 50);
       for (const id of ids) expect((await queue.waitFor(id, { timeoutMs: 30_000 })).state).toBe('done');
     });
 
@@ -596,7 +596,7 @@ describe('dashboard in a browser: chromium present', () => {
         await eventually('a full first page', async () => (await rows.count()) === 50, 20_000, 100);
         expect(await page.locator('#schedules-table tr[data-name="browser-03"] td').nth(5).textContent()).toBe('dormant');
         expect(await page.locator('#schedules-table tr[data-name="browser-04"] td').nth(5).textContent()).not.toBe('dormant');
-        expect(await page.locator('#schedule-count').textContent()).toMatch(/^\d+ schedule\(s\) in all\.$/);
+        expect(await page.locator('#schedule-count').textContent()).toMatch(/^[\d,]+ schedules? in all\.$/);
         await page.screenshot({ path: join(shots, 'schedules.png') });
         const firstPage = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-name')));
         await page.click('#next-page');
