@@ -15,7 +15,7 @@ export function encodeCursor(beforeId: number, filterText: string): string {
 /** The id the next page starts below; throws `InvalidCursorError` for anything not issued for this filter. */
 export function decodeCursor(cursor: string, filterText: string): number {
   if (cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError(cursor, 'not a cursor');
-  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('.');
+  const parts = decodedText(cursor).split('.');
   if (parts.length !== 4 || parts[0] !== '1' || !/^[1-9]\d{0,15}$/.test(parts[1])) throw new InvalidCursorError(cursor, 'not a cursor');
   const payload = parts.slice(0, 3).join('.');
   if (digest(payload, 10) !== parts[3]) throw new InvalidCursorError(cursor, 'it was altered');
@@ -37,12 +37,23 @@ export function encodeKeyCursor(afterKey: string, filterText: string): string {
 /** The key the next page starts after; throws `InvalidCursorError` as `decodeCursor` does. */
 export function decodeKeyCursor(cursor: string, filterText: string): string {
   if (cursor.length > 1_000 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError(cursor, 'not a cursor');
-  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('.');
+  const parts = decodedText(cursor).split('.');
   if (parts.length !== 4 || parts[0] !== 'k' || !/^[A-Za-z0-9_-]+$/.test(parts[1])) throw new InvalidCursorError(cursor, 'not a cursor');
   const payload = parts.slice(0, 3).join('.');
   if (digest(payload, 10) !== parts[3]) throw new InvalidCursorError(cursor, 'it was altered');
   if (digest(filterText, 12) !== parts[2]) throw new InvalidCursorError(cursor, 'it belongs to a different filter');
   return Buffer.from(parts[1], 'base64url').toString('utf8');
+}
+
+/**
+ * The cursor's text. Only the canonical encoding is taken: the last base64 character of a cursor
+ * whose length is not a multiple of 3 bytes carries 2 or 4 unused bits, so changing them changed
+ * the characters but not the bytes, and such an edited cursor was read as the original.
+ */
+function decodedText(cursor: string): string {
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.toString('base64url') !== cursor) throw new InvalidCursorError(cursor, 'it was altered');
+  return bytes.toString('utf8');
 }
 
 function digest(text: string, length: number): string {

@@ -1,6 +1,6 @@
 import { InvalidCursorError, InvalidQueryError } from '../../lib';
 import { flattenArgsContains, jsonPath, normalizeArgsContains } from '../../lib/query/args-filter';
-import { decodeCursor, encodeCursor } from '../../lib/query/find-cursor';
+import { decodeCursor, decodeKeyCursor, encodeCursor, encodeKeyCursor } from '../../lib/query/find-cursor';
 import { canonicalFilter, narrowsJobs, normalizeFilter, normalizePageOptions } from '../../lib/query/job-filter';
 
 describe('normalizeFilter', () => {
@@ -95,6 +95,27 @@ describe('find cursor', () => {
 
   it('round-trips the position for the same filter', () => {
     expect(decodeCursor(encodeCursor(12345, filter), filter)).toBe(12345);
+  });
+
+  it('refuses every cursor that differs from the issued one by a character, whatever the padding of its last', () => {
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // Ids of 1 to 4 digits: payloads of every length mod 3, so last characters with 0, 2 and 4 unused bits.
+    for (const id of [7, 45, 459, 1234]) {
+      for (const [cursor, decode] of [
+        [encodeCursor(id, filter), (c: string) => decodeCursor(c, filter)],
+        [encodeKeyCursor(`name-${id}`, filter), (c: string) => decodeKeyCursor(c, filter)],
+      ] as const) {
+        let refused = 0;
+        for (let at = 0; at < cursor.length; at++) {
+          for (const ch of ALPHABET) {
+            if (ch === cursor[at]) continue;
+            expect(() => decode(cursor.slice(0, at) + ch + cursor.slice(at + 1))).toThrow(InvalidCursorError);
+            refused++;
+          }
+        }
+        expect(refused).toBe(cursor.length * 63);
+      }
+    }
   });
 
   it('refuses a forged, altered or foreign cursor', () => {
