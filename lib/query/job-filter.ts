@@ -26,6 +26,11 @@ export interface JobFilter {
   createdAfter?: Date | string;
   /** `createdAt < createdBefore` (a Date or an ISO 8601 string). */
   createdBefore?: Date | string;
+  /**
+   * The jobs this worker holds now (leased or running under its `workerId`, as the dashboard's
+   * workers card and `lease_owner` show it); a finished or handed-back job is held by no one.
+   */
+  worker?: string;
 }
 
 export interface FindOptions {
@@ -53,9 +58,10 @@ export interface NormalizedFilter {
   errorContains?: string;
   createdAfter?: Date;
   createdBefore?: Date;
+  worker?: string;
 }
 
-export const FILTER_FIELDS = ['state', 'type', 'group', 'parentId', 'key', 'argsContains', 'errorContains', 'createdAfter', 'createdBefore'] as const;
+export const FILTER_FIELDS = ['state', 'type', 'group', 'parentId', 'key', 'argsContains', 'errorContains', 'createdAfter', 'createdBefore', 'worker'] as const;
 export const MAX_PAGE = 500;
 export const DEFAULT_PAGE = 50;
 const MAX_LIST = 100;
@@ -78,6 +84,8 @@ export function normalizeFilter(raw: unknown): NormalizedFilter {
   if (f.group !== undefined) out.group = one(f.group, 'group', 200);
   if (f.key !== undefined) out.key = one(f.key, 'key', 255);
   if (f.errorContains !== undefined) out.errorContains = one(f.errorContains, 'errorContains', 1_000);
+  // 128: the workerId option's bound (and lease_owner's width).
+  if (f.worker !== undefined) out.worker = one(f.worker, 'worker', 128);
   if (f.parentId !== undefined) {
     if (typeof f.parentId !== 'number' || !Number.isSafeInteger(f.parentId) || f.parentId <= 0) {
       throw new InvalidQueryError('parentId', 'a positive integer', f.parentId);

@@ -21,6 +21,7 @@ interface Seeded {
   args: Record<string, unknown>;
   lastError: string | null;
   createdAt: number;
+  worker?: string | null;
 }
 
 /** PostgreSQL's `@>` on objects and arrays of scalars: the oracle of argsContains. */
@@ -44,6 +45,7 @@ function matches(job: Seeded, f: JobFilter): boolean {
   if (f.errorContains !== undefined && !(job.lastError ?? '').includes(f.errorContains)) return false;
   if (f.createdAfter !== undefined && !(job.createdAt >= new Date(f.createdAfter).getTime())) return false;
   if (f.createdBefore !== undefined && !(job.createdAt < new Date(f.createdBefore).getTime())) return false;
+  if (f.worker !== undefined && job.worker !== f.worker) return false;
   return true;
 }
 
@@ -93,6 +95,12 @@ const FILTERS: JobFilter[] = [
   { state: ['leased', 'failed'] },
   { type: 'a', state: ['running', 'done'] },
   { group: 'g2', argsContains: { tags: ['x'] } },
+  { worker: 'w-a' },
+  { worker: 'w-b', type: 'a' },
+  { worker: 'w-a', state: ['running', 'done'] },
+  { worker: 'w-b', group: 'g1', argsContains: { tenant: 't0' } },
+  { worker: 'w-a', errorContains: 'timeout' },
+  { worker: 'nobody' },
 ];
 
 describeDialects('find: every filter, keyset pages, typed errors', (db) => {
@@ -121,9 +129,11 @@ describeDialects('find: every filter, keyset pages, typed errors', (db) => {
       const id = ids[`j${i}`];
       const state = STATES[i % STATES.length];
       const lastError = state === 'failed' ? `boom: ${i % 2 ? 'timeout after 5 s' : 'crash'}` : null;
-      await app.db.run(sql`UPDATE jobs SET state = ${state}, last_error = ${lastError}, created_at = ${d.timeParam(at(i))} WHERE id = ${id}`);
+      // In-flight rows are held by one of two workers; no other row has a lease owner.
+      const worker = state === 'leased' || state === 'running' ? (i % 3 ? 'w-a' : 'w-b') : null;
+      await app.db.run(sql`UPDATE jobs SET state = ${state}, last_error = ${lastError}, lease_owner = ${worker}, created_at = ${d.timeParam(at(i))} WHERE id = ${id}`);
       seeded.push({
-        id, type: TYPES[i % 3], group: i % 2 ? 'g2' : 'g1', state, key: i % 10 === 7 ? `key-${i}` : null, parentId: null, lastError,
+        id, type: TYPES[i % 3], group: i % 2 ? 'g2' : 'g1', state, key: i % 10 === 7 ? `key-${i}` : null, parentId: null, lastError, worker,
         args: { tenant: `t${i % 4}`, n: i, tags: i % 2 ? ['x', 'y'] : ['y'], flag: i % 3 === 0, nested: { k: i % 5 }, ...(i % 7 === 0 ? { none: null } : {}) },
         createdAt: at(i).getTime(),
       });
@@ -282,6 +292,10 @@ describeDialects(
           expect(await plan({ state: 'failed', group: 'g1' })).not.toMatch(/jobs_in_flight_idx/);
           expect(await plan({ type: 't' })).toMatch(/jobs_find_type_idx/);
           expect(await plan({ state: 'running' })).toMatch(/jobs_in_flight_idx/);
+          // A worker's jobs: the in-flight branch alone, whatever else the filter names.
+          const held = await plan({ worker: 'w-a', group: 'g1', type: 't' });
+          expect(held).toMatch(/jobs_in_flight_idx/);
+          expect(held).not.toMatch(/jobs_find_(group|type)_idx/);
         } finally {
           await runner.release();
         }

@@ -15,7 +15,9 @@ describe('normalizeFilter', () => {
       errorContains: 'timeout',
       createdAfter: '2026-01-01T00:00:00Z',
       createdBefore: new Date('2026-02-01T00:00:00Z'),
+      worker: 'host:123:ab12',
     });
+    expect(f.worker).toBe('host:123:ab12');
     expect(f.states).toEqual(['cancelled', 'failed']);
     expect(f.types).toEqual(['render']);
     expect(f.createdAfter).toEqual(new Date('2026-01-01T00:00:00Z'));
@@ -30,6 +32,9 @@ describe('normalizeFilter', () => {
     [{ type: [1] }, 'type'],
     [{ group: 5 }, 'group'],
     [{ parentId: 0 }, 'parentId'],
+    [{ worker: '' }, 'worker'],
+    [{ worker: 'w'.repeat(129) }, 'worker'],
+    [{ worker: ['a'] }, 'worker'],
     [{ parentId: 1.5 }, 'parentId'],
     [{ argsContains: [1] }, 'argsContains'],
     [{ argsContains: 'tenant' }, 'argsContains'],
@@ -72,7 +77,7 @@ describe('narrowsJobs', () => {
     expect(narrowsJobs(normalizeFilter({}))).toBe(false);
     expect(narrowsJobs(normalizeFilter(undefined))).toBe(false);
     expect(narrowsJobs(normalizeFilter({ argsContains: {} }))).toBe(false);
-    for (const f of [{ state: 'failed' }, { type: 'a' }, { group: 'g' }, { parentId: 1 }, { key: 'k' }, { argsContains: { a: 1 } }, { argsContains: { a: {} } }, { errorContains: 'x' }, { createdAfter: new Date(0) }, { createdBefore: new Date() }]) {
+    for (const f of [{ state: 'failed' }, { type: 'a' }, { group: 'g' }, { parentId: 1 }, { key: 'k' }, { argsContains: { a: 1 } }, { argsContains: { a: {} } }, { errorContains: 'x' }, { createdAfter: new Date(0) }, { createdBefore: new Date() }, { worker: 'w' }]) {
       expect(narrowsJobs(normalizeFilter(f))).toBe(true);
     }
     expect(narrowsJobs(normalizeFilter({ argsContains: {}, group: 'g' }))).toBe(true);
