@@ -119,6 +119,9 @@ export interface JobDetail {
   startedAt: string | null;
   finishedAt: string | null;
   updatedAt: string;
+  /** The workerId holding it while leased or running, else null. */
+  worker: string | null;
+  leaseExpiresAt: string | null;
 }
 
 /**

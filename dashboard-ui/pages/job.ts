@@ -34,7 +34,7 @@ export function jobPage(id: number): Page {
       const canRunNow = (j.state === 'waiting' || j.state === 'ready') && new Date(j.runAfter).getTime() > Date.now();
       head.show([j.id, j.type, j.state, canRunNow], () => headOf(j, canRunNow, message, () => void page.refresh()));
       progress.show([j.progress, j.stage], () => [progressBar(j.progress, j.stage)]);
-      facts.show([j.ref, j.group, j.weight, j.priority, j.attempts, j.maxAttempts, j.snoozes, j.isContainer, j.parentId, j.key, j.timeoutMs, j.createdAt, j.runAfter, j.startedAt, j.finishedAt, j.updatedAt], () => factsOf(j));
+      facts.show([j.ref, j.group, j.weight, j.priority, j.attempts, j.maxAttempts, j.snoozes, j.isContainer, j.parentId, j.key, j.timeoutMs, j.createdAt, j.runAfter, j.startedAt, j.finishedAt, j.updatedAt, j.worker, j.leaseExpiresAt], () => factsOf(j));
       error.show([j.state === 'failed', j.error], () => [j.error ? errorCard(j.state, j.error) : null]);
       args.show(j.args, () => [h('h2', {}, 'Args'), boundedBlock(j.args)]);
       result.show(j.result, () => [h('h2', {}, 'Result'), j.result ? boundedBlock(j.result) : h('p', { class: 'muted' }, 'none')]);
@@ -105,6 +105,7 @@ function factsOf(j: JobDetail): Node[] {
         ...row('children', j.isContainer ? h('a', { href: `#/jobs?parent=${j.id}` }, 'list') : null),
         ...row('key', j.key),
         ...row('timeout', j.timeoutMs === null ? null : duration(j.timeoutMs)),
+        ...row('worker', j.worker === null ? null : h('a', { href: `#/jobs?${new URLSearchParams({ worker: j.worker })}`, class: 'mono', id: 'job-worker', title: 'Every job this worker holds now' }, j.worker)),
       ),
     ),
     h(
@@ -119,6 +120,7 @@ function factsOf(j: JobDetail): Node[] {
         ...row('started', when(j.startedAt)),
         ...row('finished', when(j.finishedAt)),
         ...row('updated', when(j.updatedAt)),
+        ...row('lease until', j.leaseExpiresAt === null ? null : when(j.leaseExpiresAt)),
         ...row('took', took),
       ),
     ),

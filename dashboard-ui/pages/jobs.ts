@@ -6,7 +6,9 @@ import { confirmPause, type PauseKind } from '../pause-card';
 import { localInputToIso } from '../reschedule-card';
 import type { Page } from './page';
 
-const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'parent'] as const;
+const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'parent', 'worker'] as const;
+/** Filters set by a link (a container's children, a worker's jobs), not typed: said above the table, kept by Apply. */
+const SCOPES = ['parent', 'worker'] as const;
 
 /** The jobs table: the filter lives in the URL (#/jobs?state=failed&args=…), pages by cursor. */
 export function jobsPage(params: URLSearchParams): Page {
@@ -33,7 +35,7 @@ export function jobsPage(params: URLSearchParams): Page {
   const page: Page = {
     title: 'Jobs',
     // After a bulk action the table is read again in place: rebuilding the page lost its count.
-    el: h('div', {}, h('h1', {}, 'Jobs'), form(filter), message, bulk(filter, () => load(pages.current)), body),
+    el: h('div', {}, h('h1', {}, 'Jobs'), form(filter), scopes(filter), message, bulk(filter, () => load(pages.current)), body),
     intervalMs: 0,
     loaded: false,
     async refresh() {
@@ -71,10 +73,36 @@ function form(current: URLSearchParams): HTMLElement {
       // datetime-local gives local time without a zone; the API wants ISO 8601.
       q.set(k, (k === 'after' || k === 'before') && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(text) ? new Date(text).toISOString() : text);
     }
-    if (current.get('parent')) q.set('parent', current.get('parent')!);
+    for (const scope of SCOPES) if (current.get(scope)) q.set(scope, current.get(scope)!);
     location.hash = `#/jobs?${q}`;
   });
   return el;
+}
+
+/** "Children of #12", "Held by worker host:1:ab now", each with a link that drops it. */
+function scopes(current: URLSearchParams): HTMLElement | null {
+  const given = SCOPES.filter((scope) => current.get(scope));
+  if (!given.length) return null;
+  const without = (scope: string) => {
+    const q = new URLSearchParams(current);
+    q.delete(scope);
+    return `#/jobs?${q}`;
+  };
+  return h(
+    'p',
+    { class: 'scopes', id: 'jobs-scope' },
+    ...given.map((scope) =>
+      h(
+        'span',
+        { class: 'scope', 'data-scope': scope },
+        ...(scope === 'parent'
+          ? ['Children of ', h('a', { href: `#/job/${current.get('parent')}` }, `#${current.get('parent')}`)]
+          : ['Held by worker ', h('code', {}, current.get('worker')!), ' now (leased or running)']),
+        ' ',
+        h('a', { href: without(scope), class: 'muted', 'aria-label': `Drop this filter` }, '✕'),
+      ),
+    ),
+  );
 }
 
 function bulk(filter: URLSearchParams, reload: () => Promise<void>): HTMLElement | null {

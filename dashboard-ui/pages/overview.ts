@@ -93,7 +93,7 @@ function workers(o: Overview): HTMLElement {
           'table',
           { class: 'table' },
           h('thead', {}, h('tr', {}, h('th', {}, 'lease owner'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'last heartbeat'))),
-          h('tbody', {}, ...o.workers.map((w) => h('tr', {}, h('td', { class: 'mono' }, w.owner), h('td', { class: 'num' }, w.inFlight), h('td', { class: 'num' }, w.heartbeatAgeMs === null ? '—' : `${duration(w.heartbeatAgeMs)} ago`)))),
+          h('tbody', {}, ...o.workers.map((w) => h('tr', { 'data-worker': w.owner }, h('td', { class: 'mono' }, h('a', { href: `#/jobs?${new URLSearchParams({ worker: w.owner })}`, title: 'The jobs it holds' }, w.owner)), h('td', { class: 'num' }, w.inFlight), h('td', { class: 'num' }, w.heartbeatAgeMs === null ? '—' : `${duration(w.heartbeatAgeMs)} ago`)))),
         )
       : h('p', { class: 'muted' }, 'No worker holds a job right now.'),
   );

@@ -180,11 +180,13 @@ export class DashboardService {
     const whole = (column: string) => row[column] == null || Number(row[`${column}_length`]) <= MAX_FIELD_CHARS;
     const json = (column: string) =>
       whole(column) ? boundJson(parseStoredJson(row[column]), MAX_FIELD_CHARS) : boundHead(String(row[column]), Number(row[`${column}_length`]), MAX_FIELD_CHARS);
-    const { args: _args, result: _result, lastError: _error, currentStage, ...fields } = toJobView(
-      toJobRecord({ ...row, args: null, result: null, last_error: null }, d),
-    );
+    const record = toJobRecord({ ...row, args: null, result: null, last_error: null }, d);
+    const { args: _args, result: _result, lastError: _error, currentStage, ...fields } = toJobView(record);
     return {
       ...fields,
+      // Who holds it while leased or running (the workerId), and until when unless renewed.
+      worker: record.leaseOwner,
+      leaseExpiresAt: record.leaseExpires,
       stage: stageText(currentStage),
       args: json('args'),
       result: row.result == null ? null : json('result'),

@@ -29,6 +29,9 @@ const reloggerRuns = new Map<number, number>();
 /** Gate of a `logger` job: it logs `lines`, waits here, then logs `after`. */
 let openLogGate: () => void = () => undefined;
 let logGate = new Promise<void>((r) => (openLogGate = r));
+/** A `held` job runs until the test lets it go. */
+let releaseHeld: () => void = () => undefined;
+let heldGate = Promise.resolve();
 
 @Injectable()
 class BrowserSpecHandlers {
@@ -60,6 +63,11 @@ class BrowserSpecHandlers {
       ctx.snooze(3_600_000);
     }
     return { awake: true };
+  }
+
+  @JobHandler('held', { maxAttempts: 1 })
+  async held() {
+    await heldGate;
   }
 
   @JobHandler('logger', { maxAttempts: 1 })
@@ -412,6 +420,49 @@ describe('dashboard in a browser: chromium present', () => {
         await queue.cancel(ids.root);
       }
     }, 240_000);
+
+    it("follows a running job to its worker and back: the job page's worker opens the jobs it holds, as the overview's workers card does", async () => {
+      heldGate = new Promise<void>((r) => (releaseHeld = r));
+      const job = await queue.enqueue({ type: 'held' });
+      try {
+        await eventually('the held job running', async () => (await queue.get(job.id))!.state === 'running', 20_000, 50);
+        await page.goto(`${base}/dashboard#/job/${job.id}`);
+        const worker = page.locator('#job-worker');
+        await worker.waitFor();
+        const owner = (await worker.textContent())!;
+        expect(owner.length).toBeGreaterThan(0);
+        await worker.click();
+        // The jobs it holds, said above the table; Apply keeps the scope, ✕ drops it.
+        const row = page.locator(`#jobs-table tr[data-id="${job.id}"]`);
+        await row.waitFor();
+        expect(await page.locator('#jobs-scope').textContent()).toBe(`Held by worker ${owner} now (leased or running) ✕`);
+        expect(await page.locator('#jobs-table tbody tr td:nth-child(3)').allTextContents()).toEqual(expect.arrayContaining(['running']));
+        expect((await page.locator('#jobs-table tbody tr td:nth-child(3)').allTextContents()).every((st) => st === 'running' || st === 'leased')).toBe(true);
+        await page.selectOption('#f-state', 'done');
+        await page.click('#jobs-filter button[type="submit"]');
+        await page.locator('#no-jobs').waitFor();
+        expect(new URLSearchParams(page.url().split('?')[1]).get('worker')).toBe(owner);
+        await page.click('#jobs-scope a[aria-label]');
+        await eventually('the scope dropped', async () => !page.url().includes('worker='), 10_000, 50);
+        expect(await page.locator('#jobs-scope').count()).toBe(0);
+
+        // The overview's workers card links the same list.
+        await page.goto(`${base}/dashboard#/`);
+        const link = page.locator(`tr[data-worker="${owner.replace(/["\\]/g, '\\$&')}"] a`);
+        await link.waitFor();
+        await link.click();
+        await row.waitFor();
+        expect(await page.locator('#jobs-scope code').textContent()).toBe(owner);
+        await page.screenshot({ path: join(shots, 'jobs-of-worker.png'), fullPage: true });
+      } finally {
+        releaseHeld();
+      }
+      await queue.waitFor(job.id, { timeoutMs: 20_000 });
+      // Settled: held by no one, so the job page names no worker.
+      await page.goto(`${base}/dashboard#/job/${job.id}`);
+      await eventually('the job page shows done', async () => (await page.locator('.job-head .badge').textContent()) === 'done', 20_000, 100);
+      expect(await page.locator('#job-worker').count()).toBe(0);
+    });
 
     it('renders XSS payloads in type, group, args and error as text, running nothing', async () => {
       const job = await queue.enqueue({ type: XSS_TYPE, group: XSS_GROUP, args: { html: XSS_ERROR } });

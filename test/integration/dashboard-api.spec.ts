@@ -177,6 +177,34 @@ describeDialects('dashboard API', (db) => {
     }
   });
 
+  it("a job in flight names its worker and lease; the worker's jobs are listed by ?worker=; settled, neither", async () => {
+    const held = await d.queue.enqueue({ type: 'held' });
+    try {
+      await eventually('the held job running', async () => heldRunning && (await d.queue.get(held.id))!.state === 'running', 20_000, 50);
+      const job = asAny(await (await get(`/api/jobs/${held.id}`)).json());
+      expect(typeof job.worker).toBe('string');
+      expect(Date.parse(job.leaseExpiresAt)).toBeGreaterThan(Date.now() - 60_000);
+      // The overview's workers card names the same worker, and its jobs are those it holds.
+      const o = await eventually('the worker on the overview', async () => {
+        const view = asAny(await (await get('/api/overview')).json());
+        return view.workers.some((w: { owner: string }) => w.owner === job.worker) ? view : undefined;
+      }, 20_000, 50);
+      expect(o.workers.find((w: { owner: string }) => w.owner === job.worker).inFlight).toBeGreaterThanOrEqual(1);
+      const page = asAny(await (await get(`/api/jobs?${new URLSearchParams({ worker: job.worker })}`)).json());
+      expect(page.jobs.map((j: { id: number }) => j.id)).toContain(held.id);
+      expect(page.jobs.every((j: { state: string }) => j.state === 'leased' || j.state === 'running')).toBe(true);
+      expect(asAny(await (await get(`/api/jobs?${new URLSearchParams({ worker: job.worker, state: 'done' })}`)).json()).jobs).toEqual([]);
+      expect(asAny(await (await get(`/api/jobs?${new URLSearchParams({ worker: 'no-such-worker' })}`)).json()).jobs).toEqual([]);
+      const bad = await get(`/api/jobs?${new URLSearchParams({ worker: 'w'.repeat(129) })}`);
+      expect(bad.status).toBe(400);
+      expect(asAny(await bad.json()).message).toMatch(/worker/);
+    } finally {
+      releaseHeld();
+    }
+    expect((await d.queue.waitFor(held.id)).state).toBe('done');
+    expect(asAny(await (await get(`/api/jobs/${held.id}`)).json())).toMatchObject({ worker: null, leaseExpiresAt: null });
+  });
+
   it('jobs: filters by state, type, group, args and time, keyset pages, and 400 on bad filters', async () => {
     const ids: number[] = [];
     for (let i = 0; i < 23; i++) ids.push((await d.queue.enqueue({ type: 'listed', args: { tenant: i % 2 ? 'odd' : 'even', i }, group: 'paging' })).id);
