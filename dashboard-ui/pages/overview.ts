@@ -5,6 +5,7 @@ import { Part } from '../patch';
 import { PauseCard } from '../pause-card';
 import { TypesCard } from '../types-card';
 import { GroupsCard } from '../groups-card';
+import { WorkersCard } from '../workers-card';
 import type { Page } from './page';
 
 export function overviewPage(): Page {
@@ -13,11 +14,11 @@ export function overviewPage(): Page {
   const counts = countCards();
   const chart = new Part(h('div', { class: 'part' }));
   const now = new Part(h('div', { class: 'part' }));
-  const holders = new Part(h('div', { class: 'part' }));
   // Kept across refreshes: it holds a form.
   const pauses = new PauseCard();
   const types = new TypesCard(pauses, () => void page.refresh());
   const groups = new GroupsCard();
+  const holders = new WorkersCard();
   const content = h(
     'div',
     {},
@@ -41,7 +42,7 @@ export function overviewPage(): Page {
       types.update(o);
       now.show(o.oldestReadyAgeMs, () => [health(o, pauses.summary)]);
       groups.update(o);
-      holders.show(o.workers, () => [workers(o)]);
+      holders.update(o);
       pauses.update(o.paused, o.pausedCount, asOf);
     },
   };
@@ -80,22 +81,6 @@ function health(o: Overview, pausedSummary: HTMLElement): HTMLElement {
       // The Paused card's own count (its list and actions are below): it changes with that card.
       h('dd', { id: 'paused-count' }, pausedSummary),
     ),
-  );
-}
-
-function workers(o: Overview): HTMLElement {
-  return h(
-    'section',
-    { class: 'card' },
-    h('h2', {}, 'Workers with jobs in flight'),
-    o.workers.length
-      ? h(
-          'table',
-          { class: 'table' },
-          h('thead', {}, h('tr', {}, h('th', {}, 'lease owner'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'last heartbeat'))),
-          h('tbody', {}, ...o.workers.map((w) => h('tr', { 'data-worker': w.owner }, h('td', { class: 'mono' }, h('a', { href: `#/jobs?${new URLSearchParams({ worker: w.owner })}`, title: 'The jobs it holds' }, w.owner)), h('td', { class: 'num' }, w.inFlight), h('td', { class: 'num' }, w.heartbeatAgeMs === null ? '—' : `${duration(w.heartbeatAgeMs)} ago`)))),
-        )
-      : h('p', { class: 'muted' }, 'No worker holds a job right now.'),
   );
 }
 

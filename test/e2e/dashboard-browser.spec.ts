@@ -448,8 +448,14 @@ describe('dashboard in a browser: chromium present', () => {
 
         // The overview's workers card links the same list.
         await page.goto(`${base}/dashboard#/`);
-        const link = page.locator(`tr[data-worker="${owner.replace(/["\\]/g, '\\$&')}"] a`);
+        const workerRow = page.locator(`#workers-table tr[data-worker="${owner.replace(/["\\]/g, '\\$&')}"]`);
+        const link = workerRow.locator('a');
         await link.waitFor();
+        // Its heartbeat's age moves at every refresh; the row and its link stay (no lost click).
+        await link.evaluate((a) => ((a as unknown as { kept: boolean }).kept = true));
+        const age = await workerRow.locator('td').nth(2).textContent();
+        await eventually('a refresh moved the heartbeat', async () => (await workerRow.locator('td').nth(2).textContent()) !== age, 20_000, 100);
+        expect(await link.evaluate((a) => (a as unknown as { kept?: boolean }).kept === true)).toBe(true);
         await link.click();
         await row.waitFor();
         expect(await page.locator('#jobs-scope code').textContent()).toBe(owner);
