@@ -105,7 +105,8 @@ function factsOf(j: JobDetail): Node[] {
         ...row('children', j.isContainer ? h('a', { href: `#/jobs?parent=${j.id}` }, 'list') : null),
         ...row('key', j.key),
         ...row('timeout', j.timeoutMs === null ? null : duration(j.timeoutMs)),
-        ...row('worker', j.worker === null ? null : h('a', { href: `#/jobs?${new URLSearchParams({ worker: j.worker })}`, class: 'mono', id: 'job-worker', title: 'Every job this worker holds now' }, j.worker)),
+        // Only while in flight: a settled or waiting job is held by no one.
+        ...(j.worker === null ? [] : row('worker', h('a', { href: `#/jobs?${new URLSearchParams({ worker: j.worker })}`, class: 'mono', id: 'job-worker', title: 'Every job this worker holds now' }, j.worker))),
       ),
     ),
     h(
@@ -120,7 +121,7 @@ function factsOf(j: JobDetail): Node[] {
         ...row('started', when(j.startedAt)),
         ...row('finished', when(j.finishedAt)),
         ...row('updated', when(j.updatedAt)),
-        ...row('lease until', j.leaseExpiresAt === null ? null : when(j.leaseExpiresAt)),
+        ...(j.leaseExpiresAt === null ? [] : row('lease until', when(j.leaseExpiresAt))),
         ...row('took', took),
       ),
     ),
