@@ -1,21 +1,24 @@
 import type { Overview } from './api';
 import { h } from './dom';
-import { FigureRows } from './patch';
+import { FigureTable } from './figure-table';
 
 type GroupRow = Overview['groups'][number];
 
 /**
  * The overview's "Groups with work" card: ready and running jobs and the weight per group, the
- * group a link to its open jobs. The figures are updated in place (FigureRows), so a group's link
- * stays under the pointer while its counts move.
+ * group a link to its open jobs, which stays under the pointer while the counts move.
  */
 export class GroupsCard {
-  readonly el: HTMLElement;
-  private readonly rows = new FigureRows<GroupRow>(
-    h('tbody', {}),
-    (g) => g.group,
-    () => null,
-    (g, figure) =>
+  private readonly table = new FigureTable<GroupRow>({
+    id: 'groups-card',
+    title: 'Groups with work',
+    tableId: 'groups-table',
+    heads: [{ label: 'group' }, { label: 'ready', num: true }, { label: 'running', num: true }, { label: 'weight', num: true }],
+    empty: { text: 'No group has ready or running jobs.' },
+    partial: 'Showing the busiest groups from a bounded sample.',
+    key: (g) => g.group,
+    fixed: () => null,
+    build: (g, figure) =>
       h(
         'tr',
         { 'data-group': g.group },
@@ -24,24 +27,10 @@ export class GroupsCard {
         h('td', { class: 'num' }, figure('running', h('span', {}))),
         h('td', { class: 'num' }, figure('weight', h('span', {}))),
       ),
-  );
-  private readonly table = h(
-    'table',
-    { class: 'table', id: 'groups-table', hidden: true },
-    h('thead', {}, h('tr', {}, h('th', {}, 'group'), h('th', { class: 'num' }, 'ready'), h('th', { class: 'num' }, 'running'), h('th', { class: 'num' }, 'weight'))),
-    this.rows.body,
-  );
-  private readonly empty = h('p', { class: 'muted', hidden: true }, 'No group has ready or running jobs.');
-  private readonly note = h('p', { class: 'note', hidden: true }, 'Showing the busiest groups from a bounded sample.');
-
-  constructor() {
-    this.el = h('section', { class: 'card', id: 'groups-card' }, h('h2', {}, 'Groups with work'), this.table, this.empty, this.note);
-  }
+  });
+  readonly el = this.table.el;
 
   update(o: Overview): void {
-    this.table.hidden = !o.groups.length;
-    this.empty.hidden = !!o.groups.length;
-    this.note.hidden = !o.groupsPartial;
-    this.rows.update(o.groups, (g) => ({ ready: g.ready, running: g.running, weight: g.weight }));
+    this.table.update(o.groups, (g) => ({ ready: g.ready, running: g.running, weight: g.weight }), o.groupsPartial);
   }
 }

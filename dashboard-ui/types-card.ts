@@ -1,6 +1,6 @@
 import { READ_ONLY, type Overview } from './api';
 import { h } from './dom';
-import { FigureRows } from './patch';
+import { FigureTable } from './figure-table';
 import type { PauseCard } from './pause-card';
 
 type TypeRow = Overview['types'][number];
@@ -13,51 +13,35 @@ const FIGURES = ['waiting', 'ready', 'running', 'failed'] as const;
  * a Pause pressed during a refresh is not lost.
  */
 export class TypesCard {
-  readonly el: HTMLElement;
-  private readonly rows = new FigureRows<TypeRow>(
-    h('tbody', {}),
-    (t) => t.type,
-    (t) => t.paused,
-    (t, figure) => this.row(t, figure),
-  );
-  private readonly table = h(
-    'div',
-    { class: 'table-scroll', hidden: true },
-    h(
-      'table',
-      { class: 'table types', id: 'types-table' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          h('th', {}, 'type'),
-          h('th', { class: 'num' }, 'waiting'),
-          h('th', { class: 'num' }, 'ready'),
-          h('th', { class: 'num' }, 'in flight'),
-          h('th', { class: 'num' }, 'failed'),
-          READ_ONLY ? null : h('th', {}, ''),
-        ),
-      ),
-      this.rows.body,
-    ),
-  );
-  private readonly empty = h('p', { class: 'muted', id: 'no-types', hidden: true }, 'No type has waiting, ready, running or failed jobs.');
-  private readonly note = h('p', { class: 'note', hidden: true }, 'Counted from a bounded sample of rows; the busiest types are shown.');
+  private readonly table = new FigureTable<TypeRow>({
+    id: 'types-card',
+    title: 'Types with work',
+    tableId: 'types-table',
+    tableClass: 'types',
+    scroll: true,
+    heads: [
+      { label: 'type' },
+      { label: 'waiting', num: true },
+      { label: 'ready', num: true },
+      { label: 'in flight', num: true },
+      { label: 'failed', num: true },
+      READ_ONLY ? null : { label: '' },
+    ],
+    empty: { text: 'No type has waiting, ready, running or failed jobs.', id: 'no-types' },
+    partial: 'Counted from a bounded sample of rows; the busiest types are shown.',
+    key: (t) => t.type,
+    fixed: (t) => t.paused,
+    build: (t, figure) => this.row(t, figure),
+  });
+  readonly el = this.table.el;
 
   constructor(
     private readonly pauses: PauseCard,
     private readonly reload: () => void,
-  ) {
-    this.el = h('section', { class: 'card', id: 'types-card' }, h('h2', {}, 'Types with work'), this.table, this.empty, this.note);
-  }
+  ) {}
 
   update(o: Overview): void {
-    this.table.hidden = !o.types.length;
-    this.empty.hidden = !!o.types.length;
-    this.note.hidden = !o.typesPartial;
-    this.rows.update(o.types, (t) => ({ waiting: t.waiting, ready: t.ready, running: t.running, failed: t.failed }));
+    this.table.update(o.types, (t) => ({ waiting: t.waiting, ready: t.ready, running: t.running, failed: t.failed }), o.typesPartial);
   }
 
   private row(t: TypeRow, figure: <E extends HTMLElement>(name: string, el: E) => E): HTMLElement {
