@@ -83,7 +83,8 @@ function scalarMatch(type: Sql, value: Sql, expected: string | number | boolean 
 }
 
 /**
- * The index a MariaDB/MySQL or SQLite read must take. MariaDB/MySQL: with two or more of state, type, group and parent given, the planner intersects
+ * The index a MariaDB/MySQL or SQLite read must take. A worker's jobs: the state index (below).
+ * MariaDB/MySQL: with two or more of state, type, group and parent given, the planner intersects
  * their indexes and sorts every match (measured: 1.4 s for state+type at 1M rows; 30,000 index
  * reads for a page of a 10,000-child container's done children). One index read newest first and
  * filtered is far cheaper: the parent (a container's children, bounded by its size), else the
