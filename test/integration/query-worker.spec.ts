@@ -28,7 +28,7 @@ describeDialects('find({ worker }): the jobs one worker holds now', (db) => {
     const admin = await startQueueApp(db, { worker: false, externalTypes: ['hold', 'filler'] });
     const workers: QueueApp[] = [];
     try {
-      // Settled rows that share the held jobs' group and type: the read must not walk them.
+      // Settled rows in the held jobs' group, of a type the plan check below names too: the read must not walk them.
       const d = admin.db.dialect;
       const row = sql`('filler', '{}', 'done', 'held-g', ${d.now()}, ${d.now()}, ${d.now()}, ${d.now()})`;
       for (let i = 0; i < ROWS; i += 1_000) {
