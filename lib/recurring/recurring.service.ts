@@ -22,6 +22,7 @@ import { RecurringExplorer } from './recurring.explorer';
 import { CronClock } from './cron-clock';
 import { nextSlot, planSlots } from './recurring-slots';
 import { defineSchedule, isScheduleName, type ScheduleDefinition, type ScheduleInput } from './schedule-definition';
+import { slotKey } from './slot-key';
 import type { ScheduleView } from './schedule-view';
 import type { FindSchedulesResult, ScheduleFilter } from './schedule-filter';
 import { findWholeSchedulesPage, listWholeSchedules } from './schedule-page';
@@ -346,7 +347,7 @@ export class RecurringService implements OnApplicationBootstrap, BeforeApplicati
       ref,
       type: s.type,
       args: { ...s.args, slot: at.toISOString(), ...(backfill ? { backfill: true } : {}) },
-      key: `recurring:${s.name}:${at.toISOString()}`,
+      key: slotKey(s.name, at),
       ...s.job,
     };
   }

@@ -1,10 +1,13 @@
 import { InvalidQueryError } from '../errors/query.errors';
 import { isPlainObject } from '../query/job-filter';
 import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
+import { MAX_SCHEDULE_NAME_LENGTH } from './schedule-definition';
 import type { ScheduleView } from './schedule-view';
 
 /** What `findSchedules` selects; every field optional. */
 export interface ScheduleFilter {
+  /** The schedule of this name (at most one). */
+  name?: string;
   /** Schedules that enqueue this job type. */
   type?: string;
   /** Schedules whose jobs go to this group (a tenant's schedules). */
@@ -21,14 +24,15 @@ export interface FindSchedulesResult {
 /** Validates a schedule filter (pure); throws `InvalidQueryError` naming the bad field. */
 export function normalizeScheduleFilter(raw: unknown): ScheduleFilter {
   if (raw === undefined || raw === null) return {};
-  if (!isPlainObject(raw)) throw new InvalidQueryError('filter', 'a plain object { type?, group? }', raw);
+  if (!isPlainObject(raw)) throw new InvalidQueryError('filter', 'a plain object { name?, type?, group? }', raw);
   const out: ScheduleFilter = {};
   for (const field of Object.keys(raw)) {
-    if (field !== 'type' && field !== 'group') throw new InvalidQueryError(`filter.${field}`, 'one of the known fields (type, group)', field);
+    if (field !== 'name' && field !== 'type' && field !== 'group') throw new InvalidQueryError(`filter.${field}`, 'one of the known fields (name, type, group)', field);
     const value = raw[field];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || !value || value.length > 200 || !isStorableText(value)) {
-      throw new InvalidQueryError(field, `a non-empty string of at most 200 characters ${STORABLE_TEXT}`, value);
+    const max = field === 'name' ? MAX_SCHEDULE_NAME_LENGTH : 200;
+    if (typeof value !== 'string' || !value || value.length > max || !isStorableText(value)) {
+      throw new InvalidQueryError(field, `a non-empty string of at most ${max} characters ${STORABLE_TEXT}`, value);
     }
     out[field] = value;
   }
@@ -37,5 +41,7 @@ export function normalizeScheduleFilter(raw: unknown): ScheduleFilter {
 
 /** The filter as the cursor's hash sees it: equal filters, equal text. */
 export function scheduleFilterText(filter: ScheduleFilter): string {
-  return JSON.stringify(['schedules', filter.type ?? null, filter.group ?? null]);
+  // The name only when given, so a cursor issued before the field existed stays valid.
+  const parts = ['schedules', filter.type ?? null, filter.group ?? null];
+  return JSON.stringify(filter.name === undefined ? parts : [...parts, filter.name]);
 }

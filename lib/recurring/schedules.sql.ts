@@ -128,6 +128,7 @@ export async function schedulesPage(tx: SqlExecutor, filter: ScheduleFilter, aft
 /** The WHERE clause of `filter` and `more` conditions (empty when there are none). */
 function scheduleWhere(tx: SqlExecutor, filter: ScheduleFilter, more: Sql[]): Sql {
   const conditions = [
+    ...(filter.name === undefined ? [] : [sql`name = ${filter.name}`]),
     ...(filter.type === undefined ? [] : [sql`job_type = ${filter.type}`]),
     ...(filter.group === undefined ? [] : [sql`${jobOptionText(tx, 'group')} = ${filter.group}`]),
     ...more,

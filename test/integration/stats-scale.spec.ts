@@ -149,7 +149,13 @@ describeDialects(`stats() and findSchedules() with ${GROUPS.toLocaleString('en-U
     expect(firstPage.schedules).toHaveLength(10);
     await expect(app.queue.findSchedules({}, { cursor: firstPage.nextCursor })).rejects.toBeInstanceOf(InvalidCursorError);
     await expect(app.queue.findSchedules({ type: 'report' }, { limit: 501 })).rejects.toBeInstanceOf(InvalidQueryError);
-    await expect(app.queue.findSchedules({ name: 'x' } as never)).rejects.toBeInstanceOf(InvalidQueryError);
+    await expect(app.queue.findSchedules({ slot: 'x' } as never)).rejects.toBeInstanceOf(InvalidQueryError);
+    await expect(app.queue.findSchedules({ name: 'n'.repeat(300) })).rejects.toBeInstanceOf(InvalidQueryError);
+    // One schedule by name among 10,000 (its key), alone or with a type that must match too.
+    const named = scheduleName(SCHEDULES - 2);
+    expect((await app.queue.findSchedules({ name: named })).schedules.map((s) => s.name)).toEqual([named]);
+    expect((await app.queue.findSchedules({ name: named, type: named.endsWith('.report') ? 'refresh' : 'report' })).schedules).toEqual([]);
+    expect(await app.queue.findSchedules({ name: 'no-such-schedule' })).toEqual({ schedules: [], nextCursor: null });
     expect(await app.queue.findSchedules({ type: 'nothing' })).toEqual({ schedules: [], nextCursor: null });
 
     // A tenant's schedules: the group is in the job options (unindexed), 200 of 10,000 here.

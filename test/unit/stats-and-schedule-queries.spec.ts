@@ -1,5 +1,6 @@
 import { InvalidCursorError, InvalidQueryError } from '../../lib';
 import { decodeCursor, decodeKeyCursor, encodeCursor, encodeKeyCursor } from '../../lib/query/find-cursor';
+import { MAX_SCHEDULE_NAME_LENGTH } from '../../lib/recurring/schedule-definition';
 import { normalizeScheduleFilter, scheduleFilterText } from '../../lib/recurring/schedule-filter';
 import { DEFAULT_STATS_LIST, MAX_STATS_LIST, normalizeStatsOptions } from '../../lib/stats/stats-options';
 
@@ -30,8 +31,10 @@ describe('normalizeStatsOptions', () => {
 });
 
 describe('normalizeScheduleFilter', () => {
-  it('accepts no filter or a type', () => {
+  it('accepts no filter, a name, a type or a group', () => {
     expect(normalizeScheduleFilter(undefined)).toEqual({});
+    expect(normalizeScheduleFilter({ name: 'tenant-7.refresh' })).toEqual({ name: 'tenant-7.refresh' });
+    expect(normalizeScheduleFilter({ name: 'n'.repeat(MAX_SCHEDULE_NAME_LENGTH), type: 'refresh' })).toEqual({ name: 'n'.repeat(MAX_SCHEDULE_NAME_LENGTH), type: 'refresh' });
     expect(normalizeScheduleFilter({})).toEqual({});
     expect(normalizeScheduleFilter({ type: 'refresh' })).toEqual({ type: 'refresh' });
     expect(normalizeScheduleFilter({ type: 'refresh', group: 'acme' })).toEqual({ type: 'refresh', group: 'acme' });
@@ -39,7 +42,10 @@ describe('normalizeScheduleFilter', () => {
   });
 
   it.each([
-    ['an unknown field', { name: 'x' }, 'filter.name'],
+    ['an unknown field', { slot: 'x' }, 'filter.slot'],
+    ['an empty name', { name: '' }, 'name'],
+    ['a name longer than any schedule can have', { name: 'n'.repeat(MAX_SCHEDULE_NAME_LENGTH + 1) }, 'name'],
+    ['a name with a NUL', { name: 'a\u0000b' }, 'name'],
     ['an empty type', { type: '' }, 'type'],
     ['a type that is not text', { type: 7 }, 'type'],
     ['an empty group', { group: '' }, 'group'],
@@ -58,6 +64,10 @@ describe('normalizeScheduleFilter', () => {
 describe('key cursors (findSchedules)', () => {
   const filter = scheduleFilterText({ type: 'refresh' });
 
+  it('hashes a filter without a name as before the name existed, so such cursors stay valid', () => {
+    expect(scheduleFilterText({ type: 'refresh' })).toBe(JSON.stringify(['schedules', 'refresh', null]));
+  });
+
   it('carries any name, dots and colons included', () => {
     for (const name of ['a', 'tenant-7.refresh', 'x:y.z_0-9', 'Z'.repeat(220)]) expect(decodeKeyCursor(encodeKeyCursor(name, filter), filter)).toBe(name);
   });
@@ -70,6 +80,7 @@ describe('key cursors (findSchedules)', () => {
     expect(() => decodeKeyCursor(forged, filter)).toThrow(/altered/);
     expect(() => decodeKeyCursor(cursor, scheduleFilterText({}))).toThrow(/different filter/);
     expect(() => decodeKeyCursor(cursor, scheduleFilterText({ type: 'refresh', group: 'acme' }))).toThrow(/different filter/);
+    expect(() => decodeKeyCursor(cursor, scheduleFilterText({ type: 'refresh', name: 'tenant-7.refresh' }))).toThrow(/different filter/);
     expect(() => decodeKeyCursor(encodeCursor(5, filter), filter)).toThrow(InvalidCursorError);
     expect(() => decodeCursor(cursor, filter)).toThrow(InvalidCursorError);
     expect(() => decodeKeyCursor('%%%', filter)).toThrow(InvalidCursorError);
