@@ -86,6 +86,8 @@ export interface ScheduleRow {
   group: string | null;
   nextRunAt: string;
   lastRunAt: string | null;
+  /** The last slot's job; null before the first slot or once that job was removed. */
+  lastJob: { id: number; state: JobState } | null;
   /** A removed `@Recurring`: no running process declares it, so it does not fire. */
   dormant: boolean;
   /** An `@Recurring` a running process declares: not removable from here. */
@@ -122,6 +124,8 @@ export interface JobDetail {
   /** The workerId holding it while leased or running, else null. */
   worker: string | null;
   leaseExpiresAt: string | null;
+  /** The recurring schedule that enqueued it for a slot, by its key. */
+  schedule: string | null;
 }
 
 /**

@@ -34,7 +34,7 @@ export function jobPage(id: number): Page {
       const canRunNow = (j.state === 'waiting' || j.state === 'ready') && new Date(j.runAfter).getTime() > Date.now();
       head.show([j.id, j.type, j.state, canRunNow], () => headOf(j, canRunNow, message, () => void page.refresh()));
       progress.show([j.progress, j.stage], () => [progressBar(j.progress, j.stage)]);
-      facts.show([j.ref, j.group, j.weight, j.priority, j.attempts, j.maxAttempts, j.snoozes, j.isContainer, j.parentId, j.key, j.timeoutMs, j.createdAt, j.runAfter, j.startedAt, j.finishedAt, j.updatedAt, j.worker, j.leaseExpiresAt], () => factsOf(j));
+      facts.show([j.ref, j.group, j.weight, j.priority, j.attempts, j.maxAttempts, j.snoozes, j.isContainer, j.parentId, j.key, j.schedule, j.timeoutMs, j.createdAt, j.runAfter, j.startedAt, j.finishedAt, j.updatedAt, j.worker, j.leaseExpiresAt], () => factsOf(j));
       error.show([j.state === 'failed', j.error], () => [j.error ? errorCard(j.state, j.error) : null]);
       args.show(j.args, () => [h('h2', {}, 'Args'), boundedBlock(j.args)]);
       result.show(j.result, () => [h('h2', {}, 'Result'), j.result ? boundedBlock(j.result) : h('p', { class: 'muted' }, 'none')]);
@@ -104,6 +104,9 @@ function factsOf(j: JobDetail): Node[] {
         ...row('parent', j.parentId === null ? null : h('a', { href: `#/job/${j.parentId}` }, `#${j.parentId}`)),
         ...row('children', j.isContainer ? h('a', { href: `#/jobs?parent=${j.id}` }, 'list') : null),
         ...row('key', j.key),
+        ...(j.schedule === null
+          ? []
+          : row('schedule', h('a', { href: `#/schedules?${new URLSearchParams({ name: j.schedule })}`, class: 'mono', id: 'job-schedule', title: 'The recurring schedule that enqueued this job' }, j.schedule))),
         ...row('timeout', j.timeoutMs === null ? null : duration(j.timeoutMs)),
         // Only while in flight: a settled or waiting job is held by no one.
         ...(j.worker === null ? [] : row('worker', h('a', { href: `#/jobs?${new URLSearchParams({ worker: j.worker })}`, class: 'mono', id: 'job-worker', title: 'Every job this worker holds now' }, j.worker))),

@@ -1,13 +1,13 @@
 import { api, READ_ONLY, type ScheduleRow } from '../api';
 import { CursorPages } from '../cursor-pages';
 import { h, replace } from '../dom';
-import { counted, when } from '../format';
+import { badge, counted, when } from '../format';
 import { Part, patchChildren } from '../patch';
 import type { Page } from './page';
 
-const FIELDS = ['type', 'group'] as const;
+const FIELDS = ['name', 'type', 'group'] as const;
 
-/** Recurring schedules by name, optionally of one type or group (#/schedules?type=…&group=…), paged by cursor. */
+/** Recurring schedules by name, optionally one by name or those of a type or group (#/schedules?name=…&type=…&group=…), paged by cursor. */
 export function schedulesPage(params: URLSearchParams): Page {
   const filter = new URLSearchParams();
   for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
@@ -87,6 +87,7 @@ function form(current: URLSearchParams): HTMLElement {
   const el = h(
     'form',
     { class: 'filters card', id: 'schedules-filter' },
+    input('name', 'Name'),
     input('type', 'Job type'),
     input('group', 'Group'),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Apply'), h('a', { href: '#/schedules', class: 'button' }, 'Clear')),
@@ -131,7 +132,7 @@ function row(s: ScheduleRow, act: (s: ScheduleRow, action: 'run-now' | 'remove')
     s.dormant
       ? h('td', { class: 'nowrap muted', title: 'An @Recurring schedule that no running process declares: it does not fire' }, 'dormant')
       : h('td', { class: 'nowrap' }, when(s.nextRunAt)),
-    h('td', { class: 'nowrap' }, when(s.lastRunAt)),
+    lastSlot(s),
     h('td', { class: 'mono cell-args' }, h('div', { class: 'clamp' }, s.args.text)),
     READ_ONLY
       ? null
@@ -142,5 +143,23 @@ function row(s: ScheduleRow, act: (s: ScheduleRow, action: 'run-now' | 'remove')
           // A declared @Recurring would come back at its process's next start: the server refuses it too.
           s.declared ? null : h('button', { type: 'button', class: 'danger remove', onclick: () => void act(s, 'remove') }, 'Remove'),
         ),
+  );
+}
+
+/**
+ * When the last slot was and how its job went, a link to it: "did last night's run succeed?" at a
+ * glance. A job gone since (removed, or deleted by retention) is said to be.
+ */
+function lastSlot(s: ScheduleRow): HTMLElement {
+  if (s.lastRunAt === null) return h('td', { class: 'nowrap last-slot' }, '—');
+  const job = s.lastJob;
+  return h(
+    'td',
+    { class: 'nowrap last-slot' },
+    when(s.lastRunAt),
+    ' ',
+    job === null
+      ? h('span', { class: 'muted', title: 'Its job is no longer in the jobs table: removed, or taken by retention (deleted or archived)' }, 'removed')
+      : h('a', { href: `#/job/${job.id}`, class: 'last-job', title: `Job #${job.id}` }, badge(job.state)),
   );
 }

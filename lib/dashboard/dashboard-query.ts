@@ -58,10 +58,12 @@ export function parseJobsQuery(raw: Record<string, unknown> | null | undefined):
   return { filter, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
 }
 
-/** The schedules table's query string (pure): `type`, `group`, `limit` (1–100), `cursor`; findSchedules validates the rest. */
+/** The schedules table's query string (pure): `name`, `type`, `group`, `limit` (1–100), `cursor`; findSchedules validates the rest. */
 export function parseSchedulesQuery(raw: Record<string, unknown> | null | undefined): { filter: ScheduleFilter; limit: number; cursor: string | null } {
   const field = fieldReader(raw);
   const filter: ScheduleFilter = {};
+  const name = field('name');
+  if (name) filter.name = name;
   const type = field('type');
   if (type) filter.type = type;
   const group = field('group');

@@ -10,7 +10,8 @@ import { findPage } from '../query/read-page';
 import { boundHead, boundJson, boundText, type BoundedText } from './bounded-text';
 import { jobDetailStatement, jobPreviewColumns } from './dashboard-jobs.sql';
 import { parseStoredJson, toJobRecord, toJobView } from '../database/job-row';
-import { schedulePreviewColumns } from './dashboard-schedules.sql';
+import { jobsOfKeys, schedulePreviewColumns } from './dashboard-schedules.sql';
+import { slotKey, slotOfKey } from '../recurring/slot-key';
 import { findSchedulePage } from '../recurring/schedule-page';
 import { findSchedule } from '../recurring/schedules.sql';
 import { isScheduleName } from '../recurring/schedule-definition';
@@ -102,6 +103,11 @@ export interface ScheduleRowView {
   group: string | null;
   nextRunAt: Date;
   lastRunAt: Date | null;
+  /**
+   * The job of the last slot, by its key; null before the first slot, or when that job was
+   * removed (by `remove`, `removeMany` or retention).
+   */
+  lastJob: { id: number; state: JobState } | null;
   /** An `@Recurring` schedule that no running process declares any more: it does not fire. */
   dormant: boolean;
   /** An `@Recurring` schedule that a running process declares: the dashboard does not remove it. */
@@ -164,7 +170,12 @@ export class DashboardService {
     const { filter, limit, cursor } = parseSchedulesQuery(query);
     const page = await findSchedulePage(this.db, filter, { limit, cursor }, schedulePreviewColumns(this.db.dialect, PREVIEW_CHARS + 1));
     const count = Number((await this.db.run(scheduleCount())).rows[0]?.n ?? 0);
-    return { schedules: page.rows.map((r) => toScheduleRow(r, this.db.dialect)), nextCursor: page.nextCursor, count };
+    const schedules = page.rows.map((r) => toScheduleRow(r, this.db.dialect));
+    const keys = schedules.flatMap((s) => (s.lastRunAt === null ? [] : [slotKey(s.name, s.lastRunAt)]));
+    const jobs = new Map<string, ScheduleRowView['lastJob']>();
+    if (keys.length) for (const r of (await this.db.run(jobsOfKeys(keys))).rows) jobs.set(String(r.job_key), { id: Number(r.id), state: r.state as JobState });
+    for (const s of schedules) s.lastJob = s.lastRunAt === null ? null : (jobs.get(slotKey(s.name, s.lastRunAt)) ?? null);
+    return { schedules, nextCursor: page.nextCursor, count };
   }
 
   /**
@@ -187,6 +198,8 @@ export class DashboardService {
       // Who holds it while leased or running (the workerId), and until when unless renewed.
       worker: record.leaseOwner,
       leaseExpiresAt: record.leaseExpires,
+      // The schedule that enqueued it for a slot (its key says which); null for other jobs.
+      schedule: slotOfKey(record.key)?.name ?? null,
       stage: stageText(currentStage),
       args: json('args'),
       result: row.result == null ? null : json('result'),
@@ -367,6 +380,7 @@ function toScheduleRow(r: Row, d: SqlDialect): ScheduleRowView {
     group: (JSON.parse(String(r.job_options)) as { group?: string }).group ?? null,
     nextRunAt: d.parseTime(r.next_run_at)!,
     lastRunAt: d.parseTime(r.last_slot),
+    lastJob: null,
     dormant,
     declared: declaredUntil !== null && !dormant,
     args: boundHead(String(r.args_head), Number(r.args_length), PREVIEW_CHARS),

@@ -690,6 +690,54 @@ describe('dashboard in a browser: chromium present', () => {
       }
     });
 
+    it("shows each schedule's last slot with its job's state and a link to it; the job's page links back to its schedule", async () => {
+      /** Refreshes the page now (as when its tab becomes visible) instead of at its next 5 s tick, and waits for its read. */
+      const refreshNow = async () => {
+        const read = page.waitForResponse((r) => r.url().includes('/dashboard/api/schedules'));
+        await page.evaluate(`document.dispatchEvent(new Event('visibilitychange'))`);
+        await read;
+      };
+      await queue.schedule({ name: 'browser-every', cron: '* * * * * *', type: 'flaky', group: 'browser-last' });
+      await queue.schedule({ name: 'browser-every.not', cron: '0 0 1 1 *', type: 'flaky', group: 'browser-last' });
+      try {
+        await page.goto(`${base}/dashboard#/schedules?${new URLSearchParams({ group: 'browser-last' })}`);
+        const row = (name: string) => page.locator(`#schedules-table tr[data-name="${name}"]`);
+        await row('browser-every').waitFor();
+        expect(await row('browser-every.not').locator('td.last-slot').textContent()).toBe('—');
+        // One slot, then no more: the last one stays the last.
+        const lastRun = async () => (await queue.findSchedules({ name: 'browser-every' })).schedules[0].lastRunAt;
+        await eventually('a first slot', async () => (await lastRun()) !== null, 20_000, 100);
+        await queue.schedule({ name: 'browser-every', cron: '0 0 1 1 *', type: 'flaky', group: 'browser-last' });
+        const [job] = (await queue.find({ key: `recurring:browser-every:${(await lastRun())!.toISOString()}` })).jobs;
+        // A flaky job fails its one attempt on a first run: the row says so, in the failed colour.
+        expect((await queue.waitFor(job.id, { timeoutMs: 30_000 })).state).toBe('failed');
+        await refreshNow();
+        const link = row('browser-every').locator('a.last-job');
+        await eventually('the link to the last slot\'s job', async () => (await link.getAttribute('href')) === `#/job/${job.id}`, 20_000, 100);
+        expect(await link.locator('.badge').textContent()).toBe('failed');
+        expect(await link.locator('.badge').getAttribute('class')).toBe('badge st-failed');
+        await page.screenshot({ path: join(shots, 'schedules-last-slot.png') });
+
+        await link.click();
+        await page.waitForURL(`**/dashboard#/job/${job.id}`);
+        await page.locator('#job-schedule').waitFor();
+        expect(await page.locator('#job-schedule').textContent()).toBe('browser-every');
+        await page.click('#job-schedule');
+        // That schedule alone, not the one whose name it begins.
+        const rows = page.locator('#schedules-table tbody tr');
+        await eventually('the schedule by name', async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-name')) === 'browser-every', 20_000, 100);
+        expect(await page.inputValue('#f-schedule-name')).toBe('browser-every');
+
+        // Its job removed: the row says so instead of linking nowhere.
+        await queue.remove(job.id);
+        await refreshNow();
+        await eventually('the removed job said so', async () => (await row('browser-every').locator('td.last-slot span.muted').allTextContents()).join() === 'removed', 20_000, 100);
+        expect(await row('browser-every').locator('a.last-job').count()).toBe(0);
+      } finally {
+        for (const name of ['browser-every', 'browser-every.not']) await queue.unschedule(name);
+      }
+    });
+
     it('runs a schedule now from its row and removes another, each after a confirmation; a declared @Recurring offers no Remove', async () => {
       const jq = app.get(JobQueueDatabase);
       const names = ['browser-run', 'browser-drop', 'browser-declared'];

@@ -691,6 +691,54 @@ describeDialects('dashboard API', (db) => {
     expect(await d.queue.listPaused()).toEqual([]);
   });
 
+  it("schedules: the last slot's job and its state, one schedule by name, and a slot's job names its schedule", async () => {
+    const byName = async (q: Record<string, string>) => asAny(await (await get(`/api/schedules?${new URLSearchParams(q)}`)).json());
+    // Names that share a prefix: the filter is exact.
+    await d.queue.schedule({ name: 'last-slot', cron: '* * * * * *', type: 'listed', group: 'last-g' });
+    await d.queue.schedule({ name: 'last-slot.other', cron: '0 0 1 1 *', type: 'listed', group: 'last-g' });
+    try {
+      await eventually('a slot of last-slot enqueued', async () => (await byName({ name: 'last-slot' })).schedules[0]?.lastJob != null, 20_000, 100);
+      // No more slots from here on: the last one stays the last.
+      await d.queue.schedule({ name: 'last-slot', cron: '0 0 1 1 *', type: 'listed', group: 'last-g' });
+      const page = await byName({ name: 'last-slot' });
+      expect(page.schedules.map((s: { name: string }) => s.name)).toEqual(['last-slot']);
+      const [row] = page.schedules;
+      // As the README's check of the last run reads it through the service.
+      const { schedules: [view] } = await d.queue.findSchedules({ name: 'last-slot' });
+      expect(view.lastRunAt!.toISOString()).toBe(row.lastRunAt);
+      const [job] = (await d.queue.find({ key: `recurring:last-slot:${view.lastRunAt!.toISOString()}` })).jobs;
+      // 'listed' has no handler here: the slot's job waits, ready.
+      expect(row.lastJob).toEqual({ id: job.id, state: 'ready' });
+      expect((await byName({ name: 'last-slot.other' })).schedules.map((s: { name: string; lastRunAt: unknown; lastJob: unknown }) => [s.name, s.lastRunAt, s.lastJob])).toEqual([
+        ['last-slot.other', null, null],
+      ]);
+      expect((await byName({ name: 'last-slot', type: 'other-type' })).schedules).toEqual([]);
+      expect((await byName({ name: 'no-such-schedule' })).schedules).toEqual([]);
+      expect((await byName({ group: 'last-g' })).schedules.map((s: { name: string }) => s.name)).toEqual(['last-slot', 'last-slot.other']);
+
+      // The job's page names its schedule; a job without a slot's key, or with a key that only looks like one, names none.
+      expect(asAny(await (await get(`/api/jobs/${job.id}`)).json()).schedule).toBe('last-slot');
+      const plain = await d.queue.enqueue({ type: 'listed', args: {} });
+      const lookalike = await d.queue.enqueue({ type: 'listed', args: {}, key: 'recurring:last-slot:yesterday' });
+      for (const other of [plain, lookalike]) expect(asAny(await (await get(`/api/jobs/${other.id}`)).json()).schedule).toBeNull();
+
+      // The state is read at each request: cancelled, then gone (removed: null, shown as such).
+      await d.queue.cancel(job.id);
+      expect((await byName({ name: 'last-slot' })).schedules[0].lastJob).toEqual({ id: job.id, state: 'cancelled' });
+      await d.queue.remove(job.id);
+      expect((await byName({ name: 'last-slot' })).schedules[0]).toMatchObject({ lastRunAt: row.lastRunAt, lastJob: null });
+
+      // A name no schedule can have: 400, typed, nothing read.
+      for (const name of ['n'.repeat(300), 'a\u0000b']) {
+        const res = await get(`/api/schedules?${new URLSearchParams({ name })}`);
+        expect([name.slice(0, 10), res.status, asAny(await res.json()).error]).toEqual([name.slice(0, 10), 400, 'INVALID_QUERY']);
+      }
+    } finally {
+      for (const name of ['last-slot', 'last-slot.other']) await d.queue.unschedule(name);
+      await d.app.get(JobQueueDatabase).run(sql`DELETE FROM jobs WHERE type = 'listed'`);
+    }
+  });
+
   it('schedules: Run now enqueues one slot job; Remove takes schedule() and dormant ones, refuses declared ones, forged requests and bad names', async () => {
     const jq = d.app.get(JobQueueDatabase);
     const until = (ms: number) => jq.dialect.timeParam(new Date(Date.now() + ms));
