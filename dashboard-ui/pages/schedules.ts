@@ -148,7 +148,7 @@ function row(s: ScheduleRow, act: (s: ScheduleRow, action: 'run-now' | 'remove')
 
 /**
  * When the last slot was and how its job went, a link to it: "did last night's run succeed?" at a
- * glance. A job gone since (removed, or deleted by retention) is said to be.
+ * glance. A job gone since (removed, or deleted or archived by retention) is said to be.
  */
 function lastSlot(s: ScheduleRow): HTMLElement {
   if (s.lastRunAt === null) return h('td', { class: 'nowrap last-slot' }, '—');

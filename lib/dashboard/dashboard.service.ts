@@ -105,7 +105,7 @@ export interface ScheduleRowView {
   lastRunAt: Date | null;
   /**
    * The job of the last slot, by its key; null before the first slot, or when that job was
-   * removed (by `remove`, `removeMany` or retention).
+   * removed (by `remove`, `removeMany`, or retention deleting or archiving it).
    */
   lastJob: { id: number; state: JobState } | null;
   /** An `@Recurring` schedule that no running process declares any more: it does not fire. */
