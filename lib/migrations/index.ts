@@ -96,6 +96,8 @@ import { JobQueueAllowFailureSqlite1769600000001 } from './sqlite/1769600000001-
 import { JobQueueTickerPostgres1769700000001 } from './postgres/1769700000001-job-queue-ticker';
 import { JobQueueTickerMysql1769700000001 } from './mysql/1769700000001-job-queue-ticker';
 import { JobQueueTickerSqlite1769700000001 } from './sqlite/1769700000001-job-queue-ticker';
+import { JobQueueScheduleIndexPostgres1769800000001 } from './postgres/1769800000001-job-queue-schedule-index';
+import { JobQueueScheduleIndexSqlite1769800000001 } from './sqlite/1769800000001-job-queue-schedule-index';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
   postgres: [
@@ -142,6 +144,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueErrorLinesPostgres1769500000001,
     JobQueueAllowFailurePostgres1769600000001,
     JobQueueTickerPostgres1769700000001,
+    JobQueueScheduleIndexPostgres1769800000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -199,6 +202,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueErrorLinesSqlite1769500000001,
     JobQueueAllowFailureSqlite1769600000001,
     JobQueueTickerSqlite1769700000001,
+    JobQueueScheduleIndexSqlite1769800000001,
   ],
 };
 

@@ -3,6 +3,7 @@ import { jobColumns } from '../database/job-row';
 import { sql, type Sql } from '../database/sql';
 import { flattenArgsContains, jsonPath, type ArgsCondition } from './args-filter';
 import type { NormalizedFilter } from './job-filter';
+import { SLOT_KEY_PREFIX, SLOT_KEY_TAIL, slotKeyPrefix } from '../recurring/slot-key';
 
 /**
  * Rows one `find` call examines at most when the filter has a condition no index serves
@@ -20,8 +21,8 @@ export function needsWindow(d: SqlDialect, f: NormalizedFilter): boolean {
 
 /**
  * The conditions indexes serve: state (state, id), type (type, id), group (group_key, id),
- * parent (parent_id, id), key (unique), worker (the in-flight rows of the state index), and on
- * PostgreSQL argsContains (GIN on args::jsonb).
+ * parent (parent_id, id), key (unique), worker (the in-flight rows of the state index), schedule
+ * (see scheduleConditions), and on PostgreSQL argsContains (GIN on args::jsonb).
  */
 function indexedConditions(d: SqlDialect, f: NormalizedFilter, alias: string): Sql[] {
   const c = (column: string) => sql.raw(alias ? `${alias}.${column}` : column);
@@ -31,6 +32,7 @@ function indexedConditions(d: SqlDialect, f: NormalizedFilter, alias: string): S
   if (f.group !== undefined) where.push(sql`${c('group_key')} = ${f.group}`);
   if (f.parentId !== undefined) where.push(sql`${c('parent_id')} = ${f.parentId}`);
   if (f.key !== undefined) where.push(sql`${c('job_key')} = ${f.key}`);
+  if (f.schedule !== undefined) where.push(...scheduleConditions(d, f.schedule, alias ? `${alias}.job_key` : 'job_key'));
   if (f.worker !== undefined) {
     // Only in-flight rows carry a lease owner, and they are few: read them through the state
     // index (PostgreSQL's in-flight branch, see branches()) and compare the owner there.
@@ -40,6 +42,28 @@ function indexedConditions(d: SqlDialect, f: NormalizedFilter, alias: string): S
   // The expression matches the GIN index's `(args::jsonb)` exactly, so the planner can use it.
   if (f.argsContains && d.name === 'postgres') where.push(sql`(${c('args')}::jsonb) @> ${JSON.stringify(f.argsContains)}::jsonb`);
   return where;
+}
+
+/**
+ * The jobs of one schedule's slots, keyed `recurring:<name>:<slot>` (lib/recurring/slot-key.ts):
+ * the key without its last 25 characters is the prefix, and the first of those is the `:`.
+ * PostgreSQL and SQLite index that cut with the id (migrations 44 and 26, slot keys only), so a
+ * page reads its own rows; the expressions and the partial predicate are written out here as in
+ * the migrations, for the planners to match them. MySQL/MariaDB reads the key's unique index over
+ * the range of keys that start with `<prefix>:` (its columns are utf8mb4_bin: bytes) and keeps
+ * those of this name's length, so `a` leaves out the slots of `a:b`; it sorts the schedule's jobs.
+ */
+function scheduleConditions(d: SqlDialect, name: string, key: string): Sql[] {
+  const prefix = slotKeyPrefix(name);
+  if (d.name === 'mysql') {
+    return [sql`${sql.raw(key)} >= ${`${prefix}:`} AND ${sql.raw(key)} < ${`${prefix};`} AND CHAR_LENGTH(${sql.raw(key)}) = ${prefix.length + SLOT_KEY_TAIL}`];
+  }
+  const cut = d.name === 'postgres' ? `left(${key}, -${SLOT_KEY_TAIL})` : `substr(${key}, 1, length(${key}) - ${SLOT_KEY_TAIL})`;
+  return [
+    sql`${sql.raw(`substr(${key}, 1, ${SLOT_KEY_PREFIX.length}) = '${SLOT_KEY_PREFIX}'`)}`,
+    sql`${sql.raw(cut)} = ${prefix}`,
+    sql`${sql.raw(`substr(${key}, length(${key}) - ${SLOT_KEY_TAIL - 1}, 1) = ':'`)}`,
+  ];
 }
 
 function scannedConditions(d: SqlDialect, f: NormalizedFilter, alias: string): Sql[] {
@@ -96,6 +120,8 @@ function indexHint(d: SqlDialect, f: NormalizedFilter): Sql {
   // A worker's jobs are among the few in-flight rows; both planners otherwise chose a group's or
   // a type's index and walked its whole range for them.
   if (f.worker !== undefined) return sql`${sql.raw(d.name === 'mysql' ? ' USE INDEX (jobs_state_id_idx)' : ' INDEXED BY jobs_state_id_idx')}`;
+  // A schedule's jobs are bounded by its slots; a state's or a type's index may hold millions.
+  if (f.schedule !== undefined) return sql`${sql.raw(d.name === 'mysql' ? ' USE INDEX (jobs_job_key_uq)' : ' INDEXED BY jobs_find_schedule_idx')}`;
   if (d.name !== 'mysql') return sql``;
   const given = [f.states, f.types, f.group, f.parentId].filter((x) => x !== undefined).length;
   if (given < 2) return sql``;

@@ -3,6 +3,7 @@ import { JOB_STATES, type JobState, type JobView } from '../job.types';
 import { normalizeArgsContains, type JsonObject } from './args-filter';
 import { isStorableText, STORABLE_TEXT } from '../options/storable-text';
 import { isStorableTime, STORABLE_TIME } from '../options/storable-time';
+import { isScheduleName, MAX_SCHEDULE_NAME_LENGTH } from '../recurring/schedule-definition';
 
 /**
  * What `find`, `retryMany` and `cancelMany` select. Every field is optional; given fields are
@@ -31,6 +32,11 @@ export interface JobFilter {
    * workers card and `lease_owner` show it); a finished or handed-back job is held by no one.
    */
   worker?: string;
+  /**
+   * The jobs a recurring schedule enqueued for its slots (keyed `recurring:<name>:<slot>`); not
+   * its `triggerSchedule` runs, which have no key.
+   */
+  schedule?: string;
 }
 
 export interface FindOptions {
@@ -59,9 +65,10 @@ export interface NormalizedFilter {
   createdAfter?: Date;
   createdBefore?: Date;
   worker?: string;
+  schedule?: string;
 }
 
-export const FILTER_FIELDS = ['state', 'type', 'group', 'parentId', 'key', 'argsContains', 'errorContains', 'createdAfter', 'createdBefore', 'worker'] as const;
+export const FILTER_FIELDS = ['state', 'type', 'group', 'parentId', 'key', 'argsContains', 'errorContains', 'createdAfter', 'createdBefore', 'worker', 'schedule'] as const;
 export const MAX_PAGE = 500;
 export const DEFAULT_PAGE = 50;
 const MAX_LIST = 100;
@@ -86,6 +93,12 @@ export function normalizeFilter(raw: unknown): NormalizedFilter {
   if (f.errorContains !== undefined) out.errorContains = one(f.errorContains, 'errorContains', 1_000);
   // 128: the workerId option's bound (and lease_owner's width).
   if (f.worker !== undefined) out.worker = one(f.worker, 'worker', 128);
+  if (f.schedule !== undefined) {
+    if (!isScheduleName(f.schedule)) {
+      throw new InvalidQueryError('schedule', `a schedule name: 1–${MAX_SCHEDULE_NAME_LENGTH} characters of A-Z a-z 0-9 _ . : -`, f.schedule);
+    }
+    out.schedule = f.schedule;
+  }
   if (f.parentId !== undefined) {
     if (typeof f.parentId !== 'number' || !Number.isSafeInteger(f.parentId) || f.parentId <= 0) {
       throw new InvalidQueryError('parentId', 'a positive integer', f.parentId);

@@ -1,11 +1,9 @@
 import { jobQueueMigrations, type JobFilter } from '../../lib';
-import type { Sql } from '../../lib/database/sql';
 import { findPageStatement } from '../../lib/query/find-jobs.sql';
 import { normalizeFilter } from '../../lib/query/job-filter';
-import { readPage } from '../../lib/query/read-page';
 import { describeDialects } from '../support/describe-dialects';
 import { numbers } from '../support/number-rows';
-import { explainText, mysqlRowsRead, pgStatementRowsScanned } from '../support/plan-reads';
+import { explainText, findPageReads } from '../support/plan-reads';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
 
 const ROWS = 1_000_000;
@@ -14,20 +12,8 @@ const PAGE = 50;
 /** Rows a page of PAGE may read: its PAGE + 1 rows, and as many again of slack. */
 const READ_BOUND = 2 * (PAGE + 1);
 
-/** One find page (below `before`) and the rows the server read for it: EXPLAIN ANALYZE on PostgreSQL, Handler_read on MySQL (none counted on SQLite). */
-async function pageReads(app: QueueApp, filter: JobFilter, before: number | null): Promise<{ ids: number[]; next: number | null; read: number }> {
-  const f = normalizeFilter(filter);
-  if (app.db.dialect.name === 'mysql') {
-    const { result, read } = await mysqlRowsRead(app, (tx) => readPage(tx, f, before, PAGE));
-    return { ids: result.rows.map((r) => Number(r.id)), next: result.nextBefore, read };
-  }
-  const statements: Sql[] = [];
-  const recorder = { dialect: app.db.dialect, run: (s: Sql) => (statements.push(s), app.db.run(s)) };
-  const page = await readPage(recorder, f, before, PAGE);
-  let read = 0;
-  for (const s of app.db.dialect.name === 'postgres' ? statements : []) read += await pgStatementRowsScanned(app, s);
-  return { ids: page.rows.map((r) => Number(r.id)), next: page.nextBefore, read };
-}
+/** One find page (below `before`) and the rows the server read for it (none counted on SQLite). */
+const pageReads = (app: QueueApp, filter: JobFilter, before: number | null) => findPageReads(app, filter, before, PAGE);
 
 /**
  * 1,000 containers, then 1,000,000 jobs: the oldest 10,000 children of one container (a fan-out

@@ -66,7 +66,12 @@ describeDialects(
             await qr.query(`ROLLBACK`);
           }
         }
-        expect(Math.max(...buffers.slice(1))).toBeLessThan(100);
+        // Calls 2-6 run custom plans, planned at each call, 7-9 the generic plan: 97, 97, 89, 89,
+        // 89, 85, 85, 85 buffers, and 100, 100, 90, 90, 90, 85, 85, 85 since migration 44, whose
+        // index on jobs the planner looks up while it plans (the claim's own reads are the same).
+        // A walk past its bound read thousands.
+        expect(Math.max(...buffers.slice(1))).toBeLessThan(110);
+        expect(Math.max(...buffers.slice(6))).toBeLessThan(90);
       } finally {
         await qr.release();
       }

@@ -6,7 +6,7 @@ import { startQueueApp } from '../support/queue-app';
 import type { TestDatabase } from '../support/test-databases';
 
 /** The migration versions each dialect has. */
-const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25] };
+const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26] };
 
 describeDialects('schema and migrations', (db) => {
   it('creates the tables and indexes at start-up, and a second start applies nothing', async () => {
@@ -22,13 +22,16 @@ describeDialects('schema and migrations', (db) => {
       expect(indexes).toEqual(
         expect.arrayContaining(['jobs_ready_idx', 'jobs_ready_group_idx', db.dialect === 'postgres' ? 'jobs_parent_id_idx' : 'jobs_parent_idx', 'job_deps_depends_on_idx', 'jobs_job_key_uq']),
       );
-      // find(): keyset pages per state, type and group; argsContains on PostgreSQL.
+      // find(): keyset pages per state, type and group; argsContains on PostgreSQL; a schedule's
+      // slot jobs on PostgreSQL and SQLite (MySQL/MariaDB reads the key's unique index).
       // PostgreSQL's leave out in-flight rows (migration 12) and add argsContains (GIN).
       expect(indexes).toEqual(
         expect.arrayContaining(
           db.dialect === 'postgres'
-            ? ['jobs_find_state_idx', 'jobs_find_type_idx', 'jobs_find_group_idx', 'jobs_find_args_idx']
-            : ['jobs_state_id_idx', 'jobs_type_id_idx', 'jobs_group_id_idx'],
+            ? ['jobs_find_state_idx', 'jobs_find_type_idx', 'jobs_find_group_idx', 'jobs_find_args_idx', 'jobs_find_schedule_idx']
+            : db.dialect === 'sqlite'
+              ? ['jobs_state_id_idx', 'jobs_type_id_idx', 'jobs_group_id_idx', 'jobs_find_schedule_idx']
+              : ['jobs_state_id_idx', 'jobs_type_id_idx', 'jobs_group_id_idx'],
         ),
       );
       if (db.dialect === 'sqlite') {

@@ -1,5 +1,8 @@
+import type { JobFilter } from '../../lib';
 import type { Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
+import { normalizeFilter } from '../../lib/query/job-filter';
+import { readPage } from '../../lib/query/read-page';
 import type { QueueApp } from './queue-app';
 
 /** A statement's plan as text (`prefix`: EXPLAIN, EXPLAIN (ANALYZE), EXPLAIN QUERY PLAN). */
@@ -48,4 +51,22 @@ export async function pgStatementRowsScanned(app: QueueApp, statement: Sql): Pro
   const { text, params } = statement.render('postgres');
   const [row] = await app.dataSource.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, params);
   return pgRowsScanned(row['QUERY PLAN'][0].Plan);
+}
+
+/**
+ * One find page of `size` below `before` (null: the first) and the rows the server read for it:
+ * EXPLAIN ANALYZE of each statement on PostgreSQL, Handler_read on MySQL, none counted on SQLite.
+ */
+export async function findPageReads(app: QueueApp, filter: JobFilter, before: number | null, size: number): Promise<{ ids: number[]; next: number | null; read: number }> {
+  const f = normalizeFilter(filter);
+  if (app.db.dialect.name === 'mysql') {
+    const { result, read } = await mysqlRowsRead(app, (tx) => readPage(tx, f, before, size));
+    return { ids: result.rows.map((r) => Number(r.id)), next: result.nextBefore, read };
+  }
+  const statements: Sql[] = [];
+  const recorder = { dialect: app.db.dialect, run: (s: Sql) => (statements.push(s), app.db.run(s)) };
+  const page = await readPage(recorder, f, before, size);
+  let read = 0;
+  for (const s of app.db.dialect.name === 'postgres' ? statements : []) read += await pgStatementRowsScanned(app, s);
+  return { ids: page.rows.map((r) => Number(r.id)), next: page.nextBefore, read };
 }

@@ -16,8 +16,10 @@ describe('normalizeFilter', () => {
       createdAfter: '2026-01-01T00:00:00Z',
       createdBefore: new Date('2026-02-01T00:00:00Z'),
       worker: 'host:123:ab12',
+      schedule: 'nightly:eu-west_1.report',
     });
     expect(f.worker).toBe('host:123:ab12');
+    expect(f.schedule).toBe('nightly:eu-west_1.report');
     expect(f.states).toEqual(['cancelled', 'failed']);
     expect(f.types).toEqual(['render']);
     expect(f.createdAfter).toEqual(new Date('2026-01-01T00:00:00Z'));
@@ -36,6 +38,11 @@ describe('normalizeFilter', () => {
     [{ worker: 'w'.repeat(129) }, 'worker'],
     [{ worker: ['a'] }, 'worker'],
     [{ parentId: 1.5 }, 'parentId'],
+    [{ schedule: '' }, 'schedule'],
+    [{ schedule: 'two words' }, 'schedule'],
+    [{ schedule: 's'.repeat(221) }, 'schedule'],
+    [{ schedule: 'nul\u0000' }, 'schedule'],
+    [{ schedule: ['nightly'] }, 'schedule'],
     [{ argsContains: [1] }, 'argsContains'],
     [{ argsContains: 'tenant' }, 'argsContains'],
     [{ argsContains: new Date() }, 'argsContains'],
@@ -70,6 +77,11 @@ describe('normalizeFilter', () => {
     expect(canonicalFilter(a)).toBe(canonicalFilter(b));
     expect(canonicalFilter(a)).not.toBe(canonicalFilter(normalizeFilter({ state: 'done' })));
   });
+
+  it('keeps the canonical text of a filter without a schedule, so cursors issued before the field stay valid', () => {
+    expect(canonicalFilter(normalizeFilter({ state: 'failed', type: 'report' }))).toBe('[["states",["failed"]],["types",["report"]]]');
+    expect(canonicalFilter(normalizeFilter({ state: 'failed', schedule: 'nightly' }))).toBe('[["schedule","nightly"],["states",["failed"]]]');
+  });
 });
 
 describe('narrowsJobs', () => {
@@ -77,7 +89,7 @@ describe('narrowsJobs', () => {
     expect(narrowsJobs(normalizeFilter({}))).toBe(false);
     expect(narrowsJobs(normalizeFilter(undefined))).toBe(false);
     expect(narrowsJobs(normalizeFilter({ argsContains: {} }))).toBe(false);
-    for (const f of [{ state: 'failed' }, { type: 'a' }, { group: 'g' }, { parentId: 1 }, { key: 'k' }, { argsContains: { a: 1 } }, { argsContains: { a: {} } }, { errorContains: 'x' }, { createdAfter: new Date(0) }, { createdBefore: new Date() }, { worker: 'w' }]) {
+    for (const f of [{ state: 'failed' }, { type: 'a' }, { group: 'g' }, { parentId: 1 }, { key: 'k' }, { argsContains: { a: 1 } }, { argsContains: { a: {} } }, { errorContains: 'x' }, { createdAfter: new Date(0) }, { createdBefore: new Date() }, { worker: 'w' }, { schedule: 's' }]) {
       expect(narrowsJobs(normalizeFilter(f))).toBe(true);
     }
     expect(narrowsJobs(normalizeFilter({ argsContains: {}, group: 'g' }))).toBe(true);
