@@ -106,7 +106,16 @@ function factsOf(j: JobDetail): Node[] {
         ...row('key', j.key),
         ...(j.schedule === null
           ? []
-          : row('schedule', h('a', { href: `#/schedules?${new URLSearchParams({ name: j.schedule })}`, class: 'mono', id: 'job-schedule', title: 'The recurring schedule that enqueued this job' }, j.schedule))),
+          : row(
+              'schedule',
+              h(
+                'span',
+                {},
+                h('a', { href: `#/schedules?${new URLSearchParams({ name: j.schedule })}`, class: 'mono', id: 'job-schedule', title: 'The recurring schedule that enqueued this job' }, j.schedule),
+                ' ',
+                h('a', { href: `#/jobs?${new URLSearchParams({ schedule: j.schedule })}`, id: 'job-schedule-runs', title: 'Every slot job of this schedule, newest first' }, 'runs'),
+              ),
+            )),
         ...row('timeout', j.timeoutMs === null ? null : duration(j.timeoutMs)),
         // Only while in flight: a settled or waiting job is held by no one.
         ...(j.worker === null ? [] : row('worker', h('a', { href: `#/jobs?${new URLSearchParams({ worker: j.worker })}`, class: 'mono', id: 'job-worker', title: 'Every job this worker holds now' }, j.worker))),

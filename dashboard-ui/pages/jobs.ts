@@ -6,9 +6,9 @@ import { confirmPause, type PauseKind } from '../pause-card';
 import { localInputToIso } from '../reschedule-card';
 import type { Page } from './page';
 
-const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'parent', 'worker'] as const;
-/** Filters set by a link (a container's children, a worker's jobs), not typed: said above the table, kept by Apply. */
-const SCOPES = ['parent', 'worker'] as const;
+const FIELDS = ['state', 'type', 'group', 'after', 'before', 'args', 'error', 'parent', 'worker', 'schedule'] as const;
+/** Filters set by a link (a container's children, a worker's jobs, a schedule's runs), not typed: said above the table, kept by Apply. */
+const SCOPES = ['parent', 'worker', 'schedule'] as const;
 
 /** The jobs table: the filter lives in the URL (#/jobs?state=failed&args=…), pages by cursor. */
 export function jobsPage(params: URLSearchParams): Page {
@@ -79,7 +79,7 @@ function form(current: URLSearchParams): HTMLElement {
   return el;
 }
 
-/** "Children of #12", "Held by worker host:1:ab now", each with a link that drops it. */
+/** "Children of #12", "Held by worker host:1:ab now", "Runs of schedule nightly", each with a link that drops it. */
 function scopes(current: URLSearchParams): HTMLElement | null {
   const given = SCOPES.filter((scope) => current.get(scope));
   if (!given.length) return null;
@@ -97,7 +97,9 @@ function scopes(current: URLSearchParams): HTMLElement | null {
         { class: 'scope', 'data-scope': scope },
         ...(scope === 'parent'
           ? ['Children of ', h('a', { href: `#/job/${current.get('parent')}` }, `#${current.get('parent')}`)]
-          : ['Held by worker ', h('code', {}, current.get('worker')!), ' now (leased or running)']),
+          : scope === 'schedule'
+            ? ['Runs of schedule ', h('a', { href: `#/schedules?${new URLSearchParams({ name: current.get('schedule')! })}`, class: 'mono' }, current.get('schedule')!), ' (its slots, not its Run now jobs)']
+            : ['Held by worker ', h('code', {}, current.get('worker')!), ' now (leased or running)']),
         ' ',
         h('a', { href: without(scope), class: 'muted', 'aria-label': `Drop this filter` }, '✕'),
       ),

@@ -148,7 +148,8 @@ function row(s: ScheduleRow, act: (s: ScheduleRow, action: 'run-now' | 'remove')
 
 /**
  * When the last slot was and how its job went, a link to it: "did last night's run succeed?" at a
- * glance. A job gone since (removed, or deleted or archived by retention) is said to be.
+ * glance. A job gone since (removed, or deleted or archived by retention) is said to be. "runs"
+ * lists the schedule's slot jobs (find({ schedule })): did it fail before, and since when?
  */
 function lastSlot(s: ScheduleRow): HTMLElement {
   if (s.lastRunAt === null) return h('td', { class: 'nowrap last-slot' }, '—');
@@ -161,5 +162,7 @@ function lastSlot(s: ScheduleRow): HTMLElement {
     job === null
       ? h('span', { class: 'muted', title: 'Its job is no longer in the jobs table: removed, or taken by retention (deleted or archived)' }, 'removed')
       : h('a', { href: `#/job/${job.id}`, class: 'last-job', title: `Job #${job.id}` }, badge(job.state)),
+    ' ',
+    h('a', { href: `#/jobs?${new URLSearchParams({ schedule: s.name })}`, class: 'runs', title: 'Every slot job of this schedule still in the jobs table, newest first' }, 'runs'),
   );
 }

@@ -21,7 +21,7 @@ export interface DashboardJobsQuery {
 
 /**
  * The jobs table's query string (or an action's body) → a find() filter (pure). Fields:
- * `state` (comma list), `type`, `group`, `parent`, `worker`, `error`, `after`/`before` (ISO 8601),
+ * `state` (comma list), `type`, `group`, `parent`, `worker`, `schedule`, `error`, `after`/`before` (ISO 8601),
  * `args` (a JSON object, argsContains), `limit` (1–100), `cursor`. Empty fields are ignored;
  * everything else is validated by find() itself and answered with InvalidQueryError (400).
  */
@@ -44,6 +44,8 @@ export function parseJobsQuery(raw: Record<string, unknown> | null | undefined):
   if (parent) filter.parentId = positiveInt(parent, 'parent');
   const worker = field('worker');
   if (worker) filter.worker = worker;
+  const schedule = field('schedule');
+  if (schedule) filter.schedule = schedule;
   const args = field('args');
   if (args) {
     if (args.length > MAX_ARGS_FILTER) throw new InvalidQueryError('args', `JSON of at most ${MAX_ARGS_FILTER} characters`, `${args.length} characters`);

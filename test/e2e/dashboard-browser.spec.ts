@@ -722,9 +722,28 @@ describe('dashboard in a browser: chromium present', () => {
         await page.waitForURL(`**/dashboard#/job/${job.id}`);
         await page.locator('#job-schedule').waitFor();
         expect(await page.locator('#job-schedule').textContent()).toBe('browser-every');
+        // Its runs: the schedule's slot jobs (find({ schedule })), newest first, this one on top.
+        const runs = (await queue.find({ schedule: 'browser-every' })).jobs.map((j) => String(j.id));
+        expect(runs[0]).toBe(String(job.id));
+        await page.click('#job-schedule-runs');
+        await page.locator('#jobs-scope').waitFor();
+        expect(await page.locator('#jobs-scope').textContent()).toBe('Runs of schedule browser-every (its slots, not its Run now jobs) ✕');
+        const runRows = page.locator('#jobs-table tbody tr');
+        await eventually('the schedule\'s runs listed', async () => (await runRows.count()) === runs.length, 20_000, 100);
+        expect(await runRows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')))).toEqual(runs);
+        expect(await runRows.first().locator('.badge').textContent()).toBe('failed');
+        await page.screenshot({ path: join(shots, 'jobs-schedule-runs.png') });
+        // The scope links back to the schedule.
+        await page.click('#jobs-scope a.mono');
+        const rows = page.locator('#schedules-table tbody tr');
+        await eventually('the schedule from its runs', async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-name')) === 'browser-every', 20_000, 100);
+        // And its row links to its runs.
+        expect(await row('browser-every').locator('a.runs').getAttribute('href')).toBe('#/jobs?schedule=browser-every');
+        await page.goBack();
+        await page.goBack();
+        await page.locator('#job-schedule').waitFor();
         await page.click('#job-schedule');
         // That schedule alone, not the one whose name it begins.
-        const rows = page.locator('#schedules-table tbody tr');
         await eventually('the schedule by name', async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-name')) === 'browser-every', 20_000, 100);
         expect(await page.inputValue('#f-schedule-name')).toBe('browser-every');
 

@@ -722,6 +722,16 @@ describeDialects('dashboard API', (db) => {
       const lookalike = await d.queue.enqueue({ type: 'listed', args: {}, key: 'recurring:last-slot:yesterday' });
       for (const other of [plain, lookalike]) expect(asAny(await (await get(`/api/jobs/${other.id}`)).json()).schedule).toBeNull();
 
+      // Its runs: the jobs table filtered by schedule lists its slot jobs only, newest first, not
+      // the lookalike key's job; a bad name is a typed 400.
+      const slots = (await d.queue.find({ schedule: 'last-slot' })).jobs.map((j) => j.id);
+      expect(slots[0]).toBe(job.id);
+      const listed = asAny(await (await get(`/api/jobs?${new URLSearchParams({ schedule: 'last-slot' })}`)).json());
+      expect(listed.jobs.map((j: { id: number }) => j.id)).toEqual(slots);
+      expect(asAny(await (await get(`/api/jobs?${new URLSearchParams({ schedule: 'last-slot.other' })}`)).json()).jobs).toEqual([]);
+      const badRuns = await get(`/api/jobs?${new URLSearchParams({ schedule: 'no spaces' })}`);
+      expect([badRuns.status, asAny(await badRuns.json()).error]).toEqual([400, 'INVALID_QUERY']);
+
       // The state is read at each request: cancelled, then gone (removed: null, shown as such).
       await d.queue.cancel(job.id);
       expect((await byName({ name: 'last-slot' })).schedules[0].lastJob).toEqual({ id: job.id, state: 'cancelled' });

@@ -41,8 +41,8 @@ describe('dashboard options', () => {
 
 describe('dashboard query parsing', () => {
   it('maps the query string onto a find() filter', () => {
-    expect(parseJobsQuery({ state: 'failed,cancelled', type: 't', group: 'g', args: '{"a":1}', error: 'x', after: '2026-01-01', parent: '7', worker: 'host:1:ab', limit: '20', cursor: 'c' })).toEqual({
-      filter: { state: ['failed', 'cancelled'], type: 't', group: 'g', argsContains: { a: 1 }, errorContains: 'x', createdAfter: '2026-01-01', parentId: 7, worker: 'host:1:ab' },
+    expect(parseJobsQuery({ state: 'failed,cancelled', type: 't', group: 'g', args: '{"a":1}', error: 'x', after: '2026-01-01', parent: '7', worker: 'host:1:ab', schedule: 'nightly', limit: '20', cursor: 'c' })).toEqual({
+      filter: { state: ['failed', 'cancelled'], type: 't', group: 'g', argsContains: { a: 1 }, errorContains: 'x', createdAfter: '2026-01-01', parentId: 7, worker: 'host:1:ab', schedule: 'nightly' },
       limit: 20,
       cursor: 'c',
     });
@@ -56,6 +56,7 @@ describe('dashboard query parsing', () => {
     expect(() => parseJobsQuery({ limit: '1e3' })).toThrow(InvalidQueryError);
     expect(() => parseJobsQuery({ type: ['a', 'b'] })).toThrow(/a single string/);
     expect(() => parseJobsQuery({ parent: '0' })).toThrow(InvalidQueryError);
+    expect(() => parseJobsQuery({ schedule: ['a', 'b'] })).toThrow(/a single string/);
   });
 
   it("maps the job log's query string onto getLogs' query, 200 lines at most", () => {
