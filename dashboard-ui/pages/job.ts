@@ -112,7 +112,8 @@ function factsOf(j: JobDetail): Node[] {
                 'span',
                 {},
                 h('a', { href: `#/schedules?${new URLSearchParams({ name: j.schedule })}`, class: 'mono', id: 'job-schedule', title: 'The recurring schedule that enqueued this job' }, j.schedule),
-                ' ',
+                // Two links side by side read as one name: a separator keeps them apart.
+                h('span', { class: 'muted' }, ' · '),
                 h('a', { href: `#/jobs?${new URLSearchParams({ schedule: j.schedule })}`, id: 'job-schedule-runs', title: 'Every slot job of this schedule, newest first' }, 'runs'),
               ),
             )),
