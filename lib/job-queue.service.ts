@@ -227,8 +227,9 @@ export class JobQueueService {
   }
 
   /**
-   * A page of recurring schedules by name, optionally of one job type, as `find` pages jobs:
-   * `limit` 1–500 (default 50), `nextCursor` for the next page. Bad input: InvalidQueryError.
+   * A page of recurring schedules by name, optionally one by name, of a job type or group, or
+   * those whose last run is in some states (`lastRunState: 'failed'`: the failing ones), as `find`
+   * pages jobs: `limit` 1–500 (default 50), `nextCursor` for the next page. Bad input: InvalidQueryError.
    */
   findSchedules(filter?: ScheduleFilter, options?: FindOptions): Promise<FindSchedulesResult> {
     return this.recurring.findSchedules(filter, options);

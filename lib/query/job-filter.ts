@@ -85,7 +85,7 @@ export function normalizeFilter(raw: unknown): NormalizedFilter {
   const f = raw as Record<string, unknown>;
   const out: NormalizedFilter = {};
   if (f.state !== undefined) {
-    out.states = list(f.state, 'state', `one of ${JOB_STATES.join(', ')}, or a non-empty list of them`, (s) => JOB_STATES.includes(s as JobState)) as JobState[];
+    out.states = jobStates(f.state, 'state');
   }
   if (f.type !== undefined) out.types = list(f.type, 'type', `a non-empty string of at most 200 characters ${STORABLE_TEXT}, or a non-empty list of them`, (s) => text(s, 200));
   if (f.group !== undefined) out.group = one(f.group, 'group', 200);
@@ -164,6 +164,11 @@ function text(value: unknown, max: number): boolean {
 function one(value: unknown, field: string, max: number): string {
   if (!text(value, max)) throw new InvalidQueryError(field, `a non-empty string of at most ${max} characters ${STORABLE_TEXT}`, value);
   return value as string;
+}
+
+/** A state or a non-empty list of them (pure), as a sorted list without repeats; else `InvalidQueryError` naming `field`. */
+export function jobStates(value: unknown, field: string): JobState[] {
+  return list(value, field, `one of ${JOB_STATES.join(', ')}, or a non-empty list of them`, (s) => JOB_STATES.includes(s as JobState)) as JobState[];
 }
 
 function list(value: unknown, field: string, expected: string, valid: (item: unknown) => boolean): string[] {

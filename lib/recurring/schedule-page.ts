@@ -4,7 +4,7 @@ import { takeBatch } from '../finalize/take-batch';
 import { decodeKeyCursor, encodeKeyCursor } from '../query/find-cursor';
 import { normalizePageOptions, type FindOptions } from '../query/job-filter';
 import { MAX_FIND_PAGE_BYTES } from '../query/read-page';
-import { normalizeScheduleFilter, scheduleFilterText, type ScheduleFilter } from './schedule-filter';
+import { normalizeScheduleFilter, scheduleFilterText, type NormalizedScheduleFilter } from './schedule-filter';
 import { scheduleSizesAfter, schedulesBetween, schedulesPage, type ScheduleSize, type StoredSchedule } from './schedules.sql';
 
 /** Characters of args and job options per statement that reads whole schedules. */
@@ -61,7 +61,7 @@ export async function listWholeSchedules(db: SqlExecutor): Promise<StoredSchedul
  * page and one more at once; MySQL measures a value by reading it (501 schedules of 1 MB args
  * took 4-5 s to weigh), so there a few at a time, twice as many each time, until the budget is spent.
  */
-async function weighPage(db: SqlExecutor, f: ScheduleFilter, after: string | null, limit: number): Promise<{ sized: ScheduleSize[]; more: boolean }> {
+async function weighPage(db: SqlExecutor, f: NormalizedScheduleFilter, after: string | null, limit: number): Promise<{ sized: ScheduleSize[]; more: boolean }> {
   const sized: ScheduleSize[] = [];
   let total = 0;
   let step = db.dialect.name === 'mysql' ? 8 : limit + 1;
@@ -83,7 +83,7 @@ async function weighPage(db: SqlExecutor, f: ScheduleFilter, after: string | nul
  * range of names), with a turn of the event loop between (SQLite reads on it). One deleted
  * meanwhile is left out, one added meanwhile inside a range too (it was not weighed).
  */
-async function readWholeSchedules(db: SqlExecutor, f: ScheduleFilter, sized: readonly ScheduleSize[]): Promise<StoredSchedule[]> {
+async function readWholeSchedules(db: SqlExecutor, f: NormalizedScheduleFilter, sized: readonly ScheduleSize[]): Promise<StoredSchedule[]> {
   const queue = [...sized];
   const schedules: StoredSchedule[] = [];
   while (queue.length) {

@@ -4,7 +4,8 @@ import { chunked, sql, type Sql } from '../database/sql';
 import type { Row, SqlExecutor } from '../database/sql-executor';
 import { takeBatch } from '../finalize/take-batch';
 import type { ScheduleDefinition } from './schedule-definition';
-import type { ScheduleFilter } from './schedule-filter';
+import { lastRunIn } from './last-slot-key.sql';
+import type { NormalizedScheduleFilter } from './schedule-filter';
 
 /** A schedule row as stored, with its bookkeeping. */
 export interface StoredSchedule extends ScheduleDefinition {
@@ -91,14 +92,14 @@ export interface ScheduleSize {
 }
 
 /** Names and sizes of the first `n` schedules after `afterName` that match `filter`, by name. */
-export async function scheduleSizesAfter(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, n: number): Promise<ScheduleSize[]> {
+export async function scheduleSizesAfter(tx: SqlExecutor, filter: NormalizedScheduleFilter, afterName: string | null, n: number): Promise<ScheduleSize[]> {
   const { rows } = await tx.run(sql`SELECT name, ${scheduleChars(tx)} AS chars FROM job_queue_schedules
     ${scheduleWhere(tx, filter, afterName === null ? [] : [sql`name > ${afterName}`])} ORDER BY name LIMIT ${n}`);
   return rows.map((r) => ({ name: String(r.name), chars: Number(r.chars) }));
 }
 
 /** Whole schedules from `first` to `last` (by name) that match `filter`: a range of the primary key. */
-export async function schedulesBetween(tx: SqlExecutor, filter: ScheduleFilter, first: string, last: string): Promise<StoredSchedule[]> {
+export async function schedulesBetween(tx: SqlExecutor, filter: NormalizedScheduleFilter, first: string, last: string): Promise<StoredSchedule[]> {
   const { rows } = await tx.run(sql`SELECT ${columns(tx)} FROM job_queue_schedules
     ${scheduleWhere(tx, filter, [sql`name >= ${first}`, sql`name <= ${last}`])} ORDER BY name`);
   return rows.map((r) => toSchedule(r, tx));
@@ -119,18 +120,19 @@ export async function schedulesByName(tx: SqlExecutor, names: readonly string[])
  * as rows of `select` (`name` among them; never whole rows, which may be megabytes each).
  * The group lives in the job options' JSON, unindexed: a schedule table is thousands of rows.
  */
-export async function schedulesPage(tx: SqlExecutor, filter: ScheduleFilter, afterName: string | null, limit: number, select: Sql): Promise<Row[]> {
+export async function schedulesPage(tx: SqlExecutor, filter: NormalizedScheduleFilter, afterName: string | null, limit: number, select: Sql): Promise<Row[]> {
   const where = scheduleWhere(tx, filter, afterName === null ? [] : [sql`name > ${afterName}`]);
   const { rows } = await tx.run(sql`SELECT ${select} FROM job_queue_schedules ${where} ORDER BY name LIMIT ${limit + 1}`);
   return rows;
 }
 
 /** The WHERE clause of `filter` and `more` conditions (empty when there are none). */
-function scheduleWhere(tx: SqlExecutor, filter: ScheduleFilter, more: Sql[]): Sql {
+function scheduleWhere(tx: SqlExecutor, filter: NormalizedScheduleFilter, more: Sql[]): Sql {
   const conditions = [
     ...(filter.name === undefined ? [] : [sql`name = ${filter.name}`]),
     ...(filter.type === undefined ? [] : [sql`job_type = ${filter.type}`]),
     ...(filter.group === undefined ? [] : [sql`${jobOptionText(tx, 'group')} = ${filter.group}`]),
+    ...(filter.lastRunState === undefined ? [] : [lastRunIn(tx.dialect, filter.lastRunState)]),
     ...more,
   ];
   return conditions.length ? sql`WHERE ${sql.join(conditions, ' AND ')}` : sql``;

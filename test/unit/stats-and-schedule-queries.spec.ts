@@ -41,6 +41,11 @@ describe('normalizeScheduleFilter', () => {
     expect(normalizeScheduleFilter({ group: undefined })).toEqual({});
   });
 
+  it('takes lastRunState as one state or a list, sorted without repeats', () => {
+    expect(normalizeScheduleFilter({ lastRunState: 'failed' })).toEqual({ lastRunState: ['failed'] });
+    expect(normalizeScheduleFilter({ lastRunState: ['failed', 'cancelled', 'failed'], group: 'acme' })).toEqual({ lastRunState: ['cancelled', 'failed'], group: 'acme' });
+  });
+
   it.each([
     ['an unknown field', { slot: 'x' }, 'filter.slot'],
     ['an empty name', { name: '' }, 'name'],
@@ -51,6 +56,10 @@ describe('normalizeScheduleFilter', () => {
     ['an empty group', { group: '' }, 'group'],
     ['a group past 200 characters', { group: 'g'.repeat(201) }, 'group'],
     ['an array', ['refresh'], 'filter'],
+    ['a last run state that is no state', { lastRunState: 'broken' }, 'lastRunState'],
+    ['an empty list of last run states', { lastRunState: [] }, 'lastRunState'],
+    ['a list with one bad state', { lastRunState: ['failed', 'nope'] }, 'lastRunState'],
+    ['a last run state that is not text', { lastRunState: 3 }, 'lastRunState'],
   ])('refuses %s', (_label, raw, field) => {
     expect(() => normalizeScheduleFilter(raw)).toThrow(InvalidQueryError);
     try {
@@ -66,6 +75,12 @@ describe('key cursors (findSchedules)', () => {
 
   it('hashes a filter without a name as before the name existed, so such cursors stay valid', () => {
     expect(scheduleFilterText({ type: 'refresh' })).toBe(JSON.stringify(['schedules', 'refresh', null]));
+    expect(scheduleFilterText({ name: 'n' })).toBe(JSON.stringify(['schedules', null, null, 'n']));
+  });
+
+  it('tells filters apart by their last run states', () => {
+    const texts = [{}, { lastRunState: ['failed' as const] }, { lastRunState: ['cancelled' as const, 'failed' as const] }, { name: 'n' }, { name: 'n', lastRunState: ['failed' as const] }].map(scheduleFilterText);
+    expect(new Set(texts).size).toBe(texts.length);
   });
 
   it('carries any name, dots and colons included', () => {
