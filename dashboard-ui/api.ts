@@ -56,6 +56,8 @@ export interface Overview {
   /** `estimated`: a busy minute, extrapolated from a bounded read. */
   throughput: Array<{ minutesAgo: number; done: number; failed: number; estimated: boolean }>;
   oldestReadyAgeMs: number;
+  /** Schedules whose last slot's job failed (read every 15 s at most). */
+  failingSchedules: number;
   paused: Array<{ type?: string; group?: string }>;
   pausedCount: number;
   workers: Array<{ owner: string; inFlight: number; heartbeatAgeMs: number | null }>;

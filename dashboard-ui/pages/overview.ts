@@ -40,7 +40,7 @@ export function overviewPage(): Page {
       counts.update(o);
       chart.show(o.throughput, () => [throughput(o)]);
       types.update(o);
-      now.show(o.oldestReadyAgeMs, () => [health(o, pauses.summary)]);
+      now.show([o.oldestReadyAgeMs, o.failingSchedules], () => [health(o, pauses.summary)]);
       groups.update(o);
       holders.update(o);
       pauses.update(o.paused, o.pausedCount, asOf);
@@ -80,6 +80,15 @@ function health(o: Overview, pausedSummary: HTMLElement): HTMLElement {
       h('dt', {}, 'Paused'),
       // The Paused card's own count (its list and actions are below): it changes with that card.
       h('dd', { id: 'paused-count' }, pausedSummary),
+      // Whose last slot's job failed: the Schedules page filtered so lists them.
+      h('dt', {}, 'Schedules failing'),
+      h(
+        'dd',
+        { id: 'failing-schedules' },
+        o.failingSchedules
+          ? h('a', { href: '#/schedules?lastRun=failed', class: 'failing', title: 'Schedules whose last run failed' }, o.failingSchedules.toLocaleString())
+          : 'none',
+      ),
     ),
   );
 }

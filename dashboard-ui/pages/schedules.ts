@@ -5,9 +5,21 @@ import { badge, counted, when } from '../format';
 import { Part, patchChildren } from '../patch';
 import type { Page } from './page';
 
-const FIELDS = ['name', 'type', 'group'] as const;
+const FIELDS = ['name', 'type', 'group', 'lastRun'] as const;
 
-/** Recurring schedules by name, optionally one by name or those of a type or group (#/schedules?name=…&type=…&group=…), paged by cursor. */
+/** The last run's states the filter offers (findSchedules' lastRunState, as a comma list). */
+const LAST_RUN: ReadonlyArray<readonly [string, string]> = [
+  ['failed', 'failed'],
+  ['failed,cancelled', 'failed or cancelled'],
+  ['leased,running', 'running'],
+  ['waiting,ready', 'waiting to run'],
+  ['done', 'done'],
+];
+
+/**
+ * Recurring schedules by name, optionally one by name, those of a type or group, or those whose
+ * last run is in some states (#/schedules?name=…&type=…&group=…&lastRun=failed), paged by cursor.
+ */
 export function schedulesPage(params: URLSearchParams): Page {
   const filter = new URLSearchParams();
   for (const f of FIELDS) if (params.get(f)) filter.set(f, params.get(f)!);
@@ -84,12 +96,18 @@ export function schedulesPage(params: URLSearchParams): Page {
 
 function form(current: URLSearchParams): HTMLElement {
   const input = (name: string, label: string) => h('label', {}, h('span', {}, label), h('input', { name, id: `f-schedule-${name}`, value: current.get(name) ?? '' }));
+  // "Which schedules are failing now?": the last slot's job state, not any earlier run's.
+  const lastRun = h('select', { name: 'lastRun', id: 'f-schedule-lastRun' }, h('option', { value: '' }, 'any'), ...LAST_RUN.map(([value, label]) => h('option', { value }, label)));
+  const asked = current.get('lastRun') ?? '';
+  if (asked && !LAST_RUN.some(([value]) => value === asked)) lastRun.append(h('option', { value: asked }, asked));
+  lastRun.value = asked;
   const el = h(
     'form',
     { class: 'filters card', id: 'schedules-filter' },
     input('name', 'Name'),
     input('type', 'Job type'),
     input('group', 'Group'),
+    h('label', {}, h('span', {}, 'Last run'), lastRun),
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Apply'), h('a', { href: '#/schedules', class: 'button' }, 'Clear')),
   );
   el.addEventListener('submit', (ev) => {

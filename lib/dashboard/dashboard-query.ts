@@ -1,5 +1,6 @@
 import { InvalidQueryError } from '../errors/query.errors';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../logs/job-log.types';
+import type { JobState } from '../job.types';
 import type { JobFilter } from '../query/job-filter';
 import type { RescheduleInput } from '../query/reschedule-input';
 import type { ScheduleFilter } from '../recurring/schedule-filter';
@@ -60,7 +61,10 @@ export function parseJobsQuery(raw: Record<string, unknown> | null | undefined):
   return { filter, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
 }
 
-/** The schedules table's query string (pure): `name`, `type`, `group`, `limit` (1–100), `cursor`; findSchedules validates the rest. */
+/**
+ * The schedules table's query string (pure): `name`, `type`, `group`, `lastRun` (a comma list of
+ * states: findSchedules' lastRunState), `limit` (1–100), `cursor`; findSchedules validates the rest.
+ */
 export function parseSchedulesQuery(raw: Record<string, unknown> | null | undefined): { filter: ScheduleFilter; limit: number; cursor: string | null } {
   const field = fieldReader(raw);
   const filter: ScheduleFilter = {};
@@ -70,6 +74,8 @@ export function parseSchedulesQuery(raw: Record<string, unknown> | null | undefi
   if (type) filter.type = type;
   const group = field('group');
   if (group) filter.group = group;
+  const lastRun = field('lastRun');
+  if (lastRun) filter.lastRunState = lastRun.split(',').map((s) => s.trim()).filter(Boolean) as JobState[];
   return { filter, limit: pageLimit(field('limit')), cursor: field('cursor') ?? null };
 }
 

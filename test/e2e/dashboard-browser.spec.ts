@@ -690,7 +690,7 @@ describe('dashboard in a browser: chromium present', () => {
       }
     });
 
-    it("shows each schedule's last slot with its job's state and a link to it; the job's page links back to its schedule", async () => {
+    it("shows each schedule's last slot with its job's state and a link to it, filters the failing ones; the job's page links back to its schedule", async () => {
       /** Refreshes the page now (as when its tab becomes visible) instead of at its next 5 s tick, and waits for its read. */
       const refreshNow = async () => {
         const read = page.waitForResponse((r) => r.url().includes('/dashboard/api/schedules'));
@@ -718,6 +718,32 @@ describe('dashboard in a browser: chromium present', () => {
         expect(await link.locator('.badge').getAttribute('class')).toBe('badge st-failed');
         await page.screenshot({ path: join(shots, 'schedules-last-slot.png') });
 
+        // "Which schedules are failing?": the Last run filter keeps the group and lists only the
+        // schedules whose last slot's job failed (the other has not fired), then none that are done.
+        const rows = page.locator('#schedules-table tbody tr');
+        await page.selectOption('#f-schedule-lastRun', 'failed,cancelled');
+        await page.click('#schedules-filter button[type=submit]');
+        await page.waitForURL(`**/dashboard#/schedules?group=browser-last&lastRun=failed%2Ccancelled`);
+        await eventually('the failing schedule alone', async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-name')) === 'browser-every', 20_000, 100);
+        expect(await page.inputValue('#f-schedule-lastRun')).toBe('failed,cancelled');
+        expect(await page.inputValue('#f-schedule-group')).toBe('browser-last');
+        await page.screenshot({ path: join(shots, 'schedules-failing.png') });
+        await page.selectOption('#f-schedule-lastRun', 'done');
+        await page.click('#schedules-filter button[type=submit]');
+        await page.locator('#no-schedules:not([hidden])').waitFor();
+        // The overview counts them (a snapshot of at most 15 s) and links to that list.
+        await page.goto(`${base}/dashboard#/`);
+        const failing = page.locator('#failing-schedules a.failing');
+        const expected = String((await queue.findSchedules({ lastRunState: 'failed' }, { limit: 500 })).schedules.length);
+        await eventually('the overview counts the failing schedule', async () => (await failing.count()) === 1 && (await failing.textContent()) === expected, 30_000, 200);
+        await page.locator('section.card', { has: page.locator('#failing-schedules') }).screenshot({ path: join(shots, 'overview-failing-schedules.png') });
+        await failing.click();
+        await page.waitForURL('**/dashboard#/schedules?lastRun=failed');
+        await eventually('the failing schedules listed', async () => (await row('browser-every').count()) === 1, 20_000, 100);
+        expect(await page.inputValue('#f-schedule-lastRun')).toBe('failed');
+        await page.goto(`${base}/dashboard#/schedules?${new URLSearchParams({ group: 'browser-last', lastRun: 'failed,cancelled' })}`);
+        await eventually('the failing schedule again', async () => (await rows.count()) === 1 && (await row('browser-every').locator('a.last-job').count()) === 1, 20_000, 100);
+
         await link.click();
         await page.waitForURL(`**/dashboard#/job/${job.id}`);
         await page.locator('#job-schedule').waitFor();
@@ -735,7 +761,6 @@ describe('dashboard in a browser: chromium present', () => {
         await page.screenshot({ path: join(shots, 'jobs-schedule-runs.png') });
         // The scope links back to the schedule.
         await page.click('#jobs-scope a.mono');
-        const rows = page.locator('#schedules-table tbody tr');
         await eventually('the schedule from its runs', async () => (await rows.count()) === 1 && (await rows.first().getAttribute('data-name')) === 'browser-every', 20_000, 100);
         // And its row links to its runs.
         expect(await row('browser-every').locator('a.runs').getAttribute('href')).toBe('#/jobs?schedule=browser-every');

@@ -691,7 +691,7 @@ describeDialects('dashboard API', (db) => {
     expect(await d.queue.listPaused()).toEqual([]);
   });
 
-  it("schedules: the last slot's job and its state, one schedule by name, and a slot's job names its schedule", async () => {
+  it("schedules: the last slot's job and its state, one schedule by name, those by their last run's state, and a slot's job names its schedule", async () => {
     const byName = async (q: Record<string, string>) => asAny(await (await get(`/api/schedules?${new URLSearchParams(q)}`)).json());
     // Names that share a prefix: the filter is exact.
     await d.queue.schedule({ name: 'last-slot', cron: '* * * * * *', type: 'listed', group: 'last-g' });
@@ -735,6 +735,16 @@ describeDialects('dashboard API', (db) => {
       // The state is read at each request: cancelled, then gone (removed: null, shown as such).
       await d.queue.cancel(job.id);
       expect((await byName({ name: 'last-slot' })).schedules[0].lastJob).toEqual({ id: job.id, state: 'cancelled' });
+      // The schedules whose last run is in some states (the page's "Last run" filter): a comma list.
+      const lastRun = async (states: string) => (await byName({ group: 'last-g', lastRun: states })).schedules.map((s: { name: string }) => s.name);
+      expect(await lastRun('failed,cancelled')).toEqual(['last-slot']);
+      expect(await lastRun('cancelled')).toEqual(['last-slot']);
+      expect(await lastRun('failed')).toEqual([]);
+      expect(await lastRun('ready,waiting')).toEqual([]);
+      for (const bad of ['broken', ',', 'failed,nope']) {
+        const res = await get(`/api/schedules?${new URLSearchParams({ lastRun: bad })}`);
+        expect([bad, res.status, asAny(await res.json()).error]).toEqual([bad, 400, 'INVALID_QUERY']);
+      }
       await d.queue.remove(job.id);
       expect((await byName({ name: 'last-slot' })).schedules[0]).toMatchObject({ lastRunAt: row.lastRunAt, lastJob: null });
 
@@ -746,6 +756,34 @@ describeDialects('dashboard API', (db) => {
     } finally {
       for (const name of ['last-slot', 'last-slot.other']) await d.queue.unschedule(name);
       await d.app.get(JobQueueDatabase).run(sql`DELETE FROM jobs WHERE type = 'listed'`);
+    }
+  });
+
+  it("overview: counts the schedules whose last slot's job failed, as findSchedules({ lastRunState: 'failed' }) lists them", async () => {
+    await d.queue.schedule({ name: 'ov-boom', cron: '* * * * * *', type: 'boom', args: { message: 'the nightly export broke' }, group: 'ov-g' });
+    await d.queue.schedule({ name: 'ov-work', cron: '* * * * * *', type: 'work', args: {}, group: 'ov-g' });
+    // A dashboard of its own: the count is a snapshot shared for 15 s, and d's may predate these.
+    let fresh: DashboardApp | undefined;
+    try {
+      const lastStates = async () => {
+        const views = (await d.queue.findSchedules({ group: 'ov-g' })).schedules;
+        return Promise.all(views.map(async (v) => (v.lastRunAt ? (await d.queue.find({ key: `recurring:${v.name}:${v.lastRunAt.toISOString()}` })).jobs[0]?.state : undefined)));
+      };
+      await eventually('a slot of each', async () => (await lastStates()).every((st) => st !== undefined), 20_000, 100);
+      // No more slots: the last ones stay the last; then they finish, one failed, one done.
+      for (const [name, type] of [['ov-boom', 'boom'], ['ov-work', 'work']] as const) {
+        await d.queue.schedule({ name, cron: '0 0 1 1 *', type, args: type === 'boom' ? { message: 'the nightly export broke' } : {}, group: 'ov-g' });
+      }
+      await eventually('both last runs finished', async () => (await lastStates()).join() === 'failed,done', 30_000, 100);
+      const failing = (await d.queue.findSchedules({ lastRunState: 'failed' }, { limit: 500 })).schedules.map((s) => s.name);
+      expect(failing).toContain('ov-boom');
+      expect(failing).not.toContain('ov-work');
+      fresh = await startDashboardApp(db, { path: 'fresh', auth: 'public', readOnly: true }, { queue: { worker: false } });
+      const o = asAny(await (await fetch(`${fresh.url}/api/overview`)).json());
+      expect(o.failingSchedules).toBe(failing.length);
+    } finally {
+      await fresh?.close();
+      for (const name of ['ov-boom', 'ov-work']) await d.queue.unschedule(name);
     }
   });
 

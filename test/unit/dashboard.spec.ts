@@ -2,7 +2,7 @@ import { DASHBOARD_OPTIONS } from '../../lib/dashboard/dashboard.constants';
 import { boundHead, boundJson, boundText, codePoints, TRUNCATION_MARKER } from '../../lib/dashboard/bounded-text';
 import { checkSameOrigin } from '../../lib/dashboard/dashboard-action.guard';
 import { dashboardPage, escapeHtml, requestBase } from '../../lib/dashboard/dashboard-page';
-import { parseJobsQuery, parseLogsQuery, parseRescheduleBody } from '../../lib/dashboard/dashboard-query';
+import { parseJobsQuery, parseLogsQuery, parseRescheduleBody, parseSchedulesQuery } from '../../lib/dashboard/dashboard-query';
 import { normalizeDashboardPath, resolveDashboardOptions } from '../../lib/dashboard/dashboard.options';
 import { SharedSnapshots } from '../../lib/dashboard/shared-snapshot';
 import {
@@ -47,6 +47,18 @@ describe('dashboard query parsing', () => {
       cursor: 'c',
     });
     expect(parseJobsQuery({ state: '', type: '' })).toEqual({ filter: {}, limit: 50, cursor: null });
+  });
+
+  it('maps the schedules query string onto a findSchedules() filter, the last run as a comma list', () => {
+    expect(parseSchedulesQuery({ name: 'n', type: 't', group: 'g', lastRun: 'failed, cancelled', limit: '10', cursor: 'c' })).toEqual({
+      filter: { name: 'n', type: 't', group: 'g', lastRunState: ['failed', 'cancelled'] },
+      limit: 10,
+      cursor: 'c',
+    });
+    expect(parseSchedulesQuery({ lastRun: '' })).toEqual({ filter: {}, limit: 50, cursor: null });
+    // Left for findSchedules to refuse (400): no state in it.
+    expect(parseSchedulesQuery({ lastRun: ',' }).filter).toEqual({ lastRunState: [] });
+    expect(() => parseSchedulesQuery({ lastRun: ['failed', 'done'] })).toThrow(/a single string/);
   });
 
   it('answers typed errors for bad input', () => {
