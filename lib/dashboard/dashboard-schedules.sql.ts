@@ -1,6 +1,5 @@
 import type { SqlDialect } from '../database/dialects';
 import { sql, type Sql } from '../database/sql';
-import { lastRunIn } from '../recurring/last-slot-key.sql';
 
 /**
  * What a row of the schedules table shows, as a findSchedules select list: the first `chars`
@@ -22,13 +21,4 @@ export function schedulePreviewColumns(d: SqlDialect, chars: number): Sql {
  */
 export function jobsOfKeys(keys: readonly string[]): Sql {
   return sql`SELECT id, state, job_key FROM jobs WHERE job_key IS NOT NULL AND job_key IN (${sql.list(keys)})`;
-}
-
-/**
- * How many schedules' last slot job failed (the overview's "Schedules failing"): one lookup per
- * schedule in the key's unique index, so it costs about the number of schedules; the overview
- * reads it every FAILING_SCHEDULES_TTL_MS at most, for every viewer at once.
- */
-export function failingScheduleCount(d: SqlDialect): Sql {
-  return sql`SELECT COUNT(*) AS n FROM job_queue_schedules WHERE ${lastRunIn(d, ['failed'])}`;
 }

@@ -10,7 +10,8 @@ import { findPage } from '../query/read-page';
 import { boundHead, boundJson, boundText, type BoundedText } from './bounded-text';
 import { jobDetailStatement, jobPreviewColumns } from './dashboard-jobs.sql';
 import { parseStoredJson, toJobRecord, toJobView } from '../database/job-row';
-import { failingScheduleCount, jobsOfKeys, schedulePreviewColumns } from './dashboard-schedules.sql';
+import { jobsOfKeys, schedulePreviewColumns } from './dashboard-schedules.sql';
+import { countFailingSchedules } from '../recurring/last-slot-key.sql';
 import { slotKey, slotOfKey } from '../recurring/slot-key';
 import { findSchedulePage } from '../recurring/schedule-page';
 import { findSchedule } from '../recurring/schedules.sql';
@@ -315,7 +316,7 @@ export class DashboardService {
     const workerRows = (await this.db.run(workersInFlight(d, MAX_WORKERS))).rows;
     const oldest = await readOldestReadyAgeMs(this.db);
     const { paused, pausedCount } = await this.paused();
-    const failingSchedules = await this.failing.get('failing', async () => Number((await this.db.run(failingScheduleCount(d))).rows[0]?.n ?? 0));
+    const failingSchedules = await this.failing.get('failing', () => countFailingSchedules(this.db));
 
     const groups = new Map<string, OverviewView['groups'][number]>();
     for (const r of groupRows) {

@@ -11,4 +11,5 @@ export const METRIC_NAMES = {
   wait: 'job_queue_job_wait_seconds',
   jobs: 'job_queue_jobs',
   oldestReadyAge: 'job_queue_oldest_ready_age_seconds',
+  failingSchedules: 'job_queue_schedules_failing',
 } as const;

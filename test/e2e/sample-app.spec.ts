@@ -241,6 +241,7 @@ describeDialects('sample app over HTTP', (db) => {
     expect(text).toMatch(/^job_queue_jobs_completed_total\{type="render"\} \d+$/m);
     expect(text).toMatch(/^job_queue_jobs\{state="done"\} \d+$/m);
     expect(text).toMatch(/^job_queue_oldest_ready_age_seconds \d/m);
+    expect(text).toMatch(/^job_queue_schedules_failing \d+$/m);
     const health = await fetch(`${http.base}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ details: { jobQueue: { status: 'up', worker: true } } });

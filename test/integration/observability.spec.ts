@@ -11,6 +11,7 @@ import { JobQueueHealthIndicator, JobQueueHealthModule } from 'nestjs-sql-job-qu
 import { JobQueueMetrics, JobQueueMetricsModule } from 'nestjs-sql-job-queue/metrics';
 import { describeDialects } from '../support/describe-dialects';
 import type { TestDatabase } from '../support/test-databases';
+import { eventually } from '../support/wait';
 
 @Injectable()
 class WorkloadHandlers {
@@ -182,6 +183,31 @@ describeDialects('metrics and health over HTTP', (db) => {
       await app.close();
     }
   }, 120_000);
+
+  it("job_queue_schedules_failing counts the schedules whose last slot's job failed, as findSchedules({ lastRunState: 'failed' })", async () => {
+    const registry = new Registry();
+    const { app, base } = await boot(db, registry);
+    const queue = app.get(JobQueueService);
+    const lastState = async (name: string) => {
+      const [s] = (await queue.findSchedules({ name })).schedules;
+      return s?.lastRunAt ? (await queue.find({ key: `recurring:${name}:${s.lastRunAt.toISOString()}` })).jobs[0]?.state : undefined;
+    };
+    try {
+      await queue.schedule({ name: 'ob-nightly', cron: '* * * * * *', type: 'ob-bad', maxAttempts: 1 });
+      await queue.schedule({ name: 'ob-hourly', cron: '* * * * * *', type: 'ob-ok' });
+      await eventually('a slot of each', async () => (await lastState('ob-nightly')) !== undefined && (await lastState('ob-hourly')) !== undefined, 20_000, 100);
+      // No more slots: the last ones stay the last.
+      await queue.schedule({ name: 'ob-nightly', cron: '0 0 1 1 *', type: 'ob-bad', maxAttempts: 1 });
+      await queue.schedule({ name: 'ob-hourly', cron: '0 0 1 1 *', type: 'ob-ok' });
+      await eventually('the last runs finished', async () => (await lastState('ob-nightly')) === 'failed' && (await lastState('ob-hourly')) === 'done', 30_000, 100);
+      const text = await (await fetch(`${base}/metrics`)).text();
+      expect(sample(text, 'job_queue_schedules_failing')).toBe(1);
+      expect(text).toContain('# TYPE job_queue_schedules_failing gauge');
+    } finally {
+      for (const name of ['ob-nightly', 'ob-hourly']) await queue.unschedule(name);
+      await app.close();
+    }
+  });
 
   it("closing an app leaves the metrics that a later app in the process registered (they replaced its own)", async () => {
     const registry = new Registry();
