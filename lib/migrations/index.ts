@@ -95,8 +95,10 @@ import { JobQueueErrorLinesSqlite1769500000001 } from './sqlite/1769500000001-jo
 import { JobQueueAllowFailureSqlite1769600000001 } from './sqlite/1769600000001-job-queue-allow-failure';
 import { JobQueueTickerPostgres1769700000001 } from './postgres/1769700000001-job-queue-ticker';
 import { JobQueueTickerMysql1769700000001 } from './mysql/1769700000001-job-queue-ticker';
+import { JobQueueWalkJumpMysql1769900000001 } from './mysql/1769900000001-job-queue-walk-jump';
 import { JobQueueTickerSqlite1769700000001 } from './sqlite/1769700000001-job-queue-ticker';
 import { JobQueueScheduleIndexPostgres1769800000001 } from './postgres/1769800000001-job-queue-schedule-index';
+import { JobQueueReadyGroupsJumpPostgres1769900000001 } from './postgres/1769900000001-job-queue-ready-groups-jump';
 import { JobQueueScheduleIndexSqlite1769800000001 } from './sqlite/1769800000001-job-queue-schedule-index';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -145,6 +147,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueAllowFailurePostgres1769600000001,
     JobQueueTickerPostgres1769700000001,
     JobQueueScheduleIndexPostgres1769800000001,
+    JobQueueReadyGroupsJumpPostgres1769900000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -175,6 +178,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueErrorLinesMysql1769500000001,
     JobQueueAllowFailureMysql1769600000001,
     JobQueueTickerMysql1769700000001,
+    JobQueueWalkJumpMysql1769900000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
