@@ -27,13 +27,13 @@ export const READY_GROUPS_SQL_V45 = swap(
         `      SET enable_seqscan = off\n`,
         `      SET enable_seqscan = off\n      SET jit = off\n`,
       ),
-    `      v_p int;\n`,
-    `      v_p int;\n      v_h text;\n      v_mg text;\n      v_miss int := 0;\n      v_jump boolean := cardinality($1) <= ${JUMP_TYPES};\n`,
-  ),
-  `        ELSIF $3 IS NULL THEN
+      `      v_p int;\n`,
+      `      v_p int;\n      v_h text;\n      v_mg text;\n      v_miss int := 0;\n      v_jump boolean := cardinality($1) <= ${JUMP_TYPES};\n`,
+    ),
+    `        ELSIF $3 IS NULL THEN
           SELECT j.group_key, j.type, j.weight, j.run_after <= now() INTO v_g, v_t, v_w, v_due FROM jobs j
             WHERE j.state = 'ready' AND (j.group_key, j.type) > (v_g, v_t)`,
-  `        ELSE
+    `        ELSE
           IF v_g IS DISTINCT FROM v_mg THEN
             v_mg := v_g;
             v_miss := 0;
