@@ -110,7 +110,9 @@ function asSet(groups: readonly string[] | ReadonlySet<string>): ReadonlySet<str
  * (group, type) pairs of the ready rows (`jobs_ready_group_idx`), one statement per pair,
  * plus one for a pair of these types to find its next job due now. So the cost follows the groups
  * and the types in them, however many jobs lie in them: another worker's backlog of a million
- * ready jobs in a group is one pair (reading it row by row took 1.3 s per walk on MariaDB).
+ * ready jobs in a group is one pair (reading it row by row took 1.3 s per walk on MariaDB). Past
+ * a few pairs of other workers' types in a row, one statement jumps to the next pair of these
+ * types (handledPairAfter), so the groups and types of other workers cost a few probes in all.
  *
  * With `lock` (inside a claim: SQLite, and PostgreSQL's claims under caps, there in two statements
  * whatever the groups; MySQL walks in one procedure call, see walkRotation) each group found also
@@ -173,21 +175,24 @@ export async function nextReadyGroups(
   const handled = asSet(types);
   const found: ProbedGroup[] = [];
   let at = (await tx.run(pairAfter(d, { from }, before))).rows[0];
-  let missed: { group?: string; pairs: number } = { pairs: 0 };
+  /** Pairs of other workers' types stepped over in a row, in this group and the ones before. */
+  let missed = 0;
   while (at && found.length < max) {
     const group = String(at.group_key);
     const type = String(at.type);
     // Done with the group once it is taken, paused, or (locking) its heads were all read.
     let done = skip.has(group);
     if (!done && !handled.has(type)) {
-      // Another worker's types: past a few of them in this group, jump to its next handled one.
-      missed = { group, pairs: missed.group === group ? missed.pairs + 1 : 1 };
-      if (missed.pairs >= PAIRS_BEFORE_JUMP && types.length <= JUMP_TYPES) {
+      // Another worker's types: past a few of them, jump to the next pair of a handled type,
+      // in this group or a later one.
+      if (++missed >= PAIRS_BEFORE_JUMP && types.length <= JUMP_TYPES) {
+        missed = 0;
         at = (await tx.run(handledPairAfter(d, { group, type }, types, before))).rows[0];
         continue;
       }
     }
     if (!done && handled.has(type)) {
+      missed = 0;
       if (lock) {
         const head = await groupHead(tx, types, group, type);
         if (head) found.push({ group, weight: head.weight, next: head.job });
@@ -246,16 +251,16 @@ async function groupHead(tx: SqlExecutor, types: readonly string[], group: strin
   return best;
 }
 
-/** SQLite: the handled types of a group's ready rows from `first` (one of them) on, a (group, type) pair probe each. */
+/**
+ * SQLite: the handled types of a group's ready rows from `first` (one of them) on, in one
+ * statement: an index entry per handled type (stepping the group's pairs read one per type of
+ * other workers' rows in it).
+ */
 async function handledTypesFrom(tx: SqlExecutor, group: string, first: string, types: readonly string[]): Promise<string[]> {
-  const handled = asSet(types);
-  const present = [first];
-  for (let at = (await tx.run(pairAfter(tx.dialect, { group, type: first }, undefined))).rows[0]; at && String(at.group_key) === group; ) {
-    const type = String(at.type);
-    if (handled.has(type)) present.push(type);
-    at = (await tx.run(pairAfter(tx.dialect, { group, type }, undefined))).rows[0];
-  }
-  return present;
+  const { rows } = await tx.run(sql`SELECT h.value AS type FROM json_each(${JSON.stringify(types)}) h
+    WHERE h.value > ${first} AND EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_ready_group_idx WHERE state = 'ready' AND group_key = ${group} AND type = h.value)
+    ORDER BY h.value`);
+  return [first, ...rows.map((r) => String(r.type))];
 }
 
 const PAIR_INDEX: Record<string, string> = {
@@ -280,16 +285,33 @@ export function pairAfter(d: SqlDialect, at: { from: string } | { group: string;
 }
 
 /**
- * SQLite and MySQL: the first pair after (group, type) that is of one of `handled` in the same
- * group, or else the first pair of a later group. One statement where stepping pair by pair cost
- * one per type of another worker's ready rows in the group: 3,000 of them made every walk 3,000
- * statements (SQLite 34–64 ms of the event loop per walk, MySQL 1.2 s per planner read, which runs
- * every 250 ms). The IN list is read in index order, so LIMIT 1 stops at the first present type.
+ * SQLite and MySQL: the first pair after (group, type) of one of `handled`, in this group or a
+ * later one, in one statement. In the group: an `IN` list of the handled types on the (group,
+ * type) index, read in index order so `LIMIT 1` stops at the first present. In later groups: per
+ * handled type, its next group from `jobs_ready_type_group_idx`. One index entry per handled type
+ * each way, however many pairs of other types lie between: stepping pair by pair cost a statement
+ * per pair, and 3,000 other types in a group, or one in each of 20,000 groups (another
+ * service's tenants), made every walk that many statements (MariaDB: a planner look of 2 s, which
+ * runs every 250 ms).
  */
 export function handledPairAfter(d: SqlDialect, at: { group: string; type: string }, handled: readonly string[], before: string | undefined): Sql {
-  return sql`SELECT * FROM (${pairProbe(d, sql`group_key = ${at.group} AND type > ${at.type} AND type IN (${sql.list(handled)})`, before)}) h
-    UNION ALL SELECT * FROM (${pairProbe(d, sql`group_key > ${at.group}`, before)}) n
-    ORDER BY group_key, type LIMIT 1`;
+  const here = pairProbe(d, sql`group_key = ${at.group} AND type > ${at.type} AND type IN (${sql.list(handled)})`, before);
+  const upper = before === undefined ? sql`` : sql` AND group_key < ${before}`;
+  // MariaDB reads a correlated type as `ref` on (state, type) and filters the groups, through a
+  // type's backlog in this group: an arm per type, each a range seek.
+  const later =
+    d.name === 'mysql'
+      ? sql.join(
+          handled.map(
+            (type) => sql`SELECT * FROM (SELECT group_key, ready_type AS type FROM jobs FORCE INDEX (jobs_ready_type_group_idx)
+      WHERE ready_type = ${type} AND group_key > ${at.group}${upper} ORDER BY ready_type, group_key LIMIT 1) t`,
+          ),
+          ' UNION ALL ',
+        )
+      : sql`SELECT group_key, type FROM (SELECT h.value AS type, (SELECT group_key FROM jobs INDEXED BY jobs_ready_type_group_idx
+      WHERE state = 'ready' AND type = h.value AND group_key > ${at.group}${upper} ORDER BY group_key LIMIT 1) AS group_key
+      FROM json_each(${JSON.stringify(handled)}) h) WHERE group_key IS NOT NULL`;
+  return sql`SELECT * FROM (${here}) h UNION ALL ${later} ORDER BY group_key, type LIMIT 1`;
 }
 
 /** The first (group, type) pair of ready rows where `past` holds, below `before` if given. */
@@ -299,7 +321,7 @@ function pairProbe(d: SqlDialect, past: Sql, before: string | undefined): Sql {
     WHERE state = 'ready' AND ${past}${upper} ORDER BY group_key, type LIMIT 1`;
 }
 
-/** Another worker's pairs a walk steps over one by one in a group before it jumps (handledPairAfter): a jump reads an index entry per handled type. */
+/** Another worker's pairs a walk steps over one by one, in a row, before it jumps (handledPairAfter): a jump reads an index entry per handled type. */
 const PAIRS_BEFORE_JUMP = 4;
 /** Handled types a jump binds at most; a worker with more steps pair by pair. */
 const JUMP_TYPES = 500;

@@ -99,6 +99,9 @@ import { JobQueueWalkJumpMysql1769900000001 } from './mysql/1769900000001-job-qu
 import { JobQueueTickerSqlite1769700000001 } from './sqlite/1769700000001-job-queue-ticker';
 import { JobQueueScheduleIndexPostgres1769800000001 } from './postgres/1769800000001-job-queue-schedule-index';
 import { JobQueueReadyGroupsJumpPostgres1769900000001 } from './postgres/1769900000001-job-queue-ready-groups-jump';
+import { JobQueueReadyTypeGroupIndexPostgres1770000000001 } from './postgres/1770000000001-job-queue-ready-type-group-index';
+import { JobQueueReadyTypeGroupIndexMysql1770000000001 } from './mysql/1770000000001-job-queue-ready-type-group-index';
+import { JobQueueReadyTypeGroupIndexSqlite1770000000001 } from './sqlite/1770000000001-job-queue-ready-type-group-index';
 import { JobQueueScheduleIndexSqlite1769800000001 } from './sqlite/1769800000001-job-queue-schedule-index';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -148,6 +151,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueTickerPostgres1769700000001,
     JobQueueScheduleIndexPostgres1769800000001,
     JobQueueReadyGroupsJumpPostgres1769900000001,
+    JobQueueReadyTypeGroupIndexPostgres1770000000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -179,6 +183,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueAllowFailureMysql1769600000001,
     JobQueueTickerMysql1769700000001,
     JobQueueWalkJumpMysql1769900000001,
+    JobQueueReadyTypeGroupIndexMysql1770000000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,
@@ -207,6 +212,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueAllowFailureSqlite1769600000001,
     JobQueueTickerSqlite1769700000001,
     JobQueueScheduleIndexSqlite1769800000001,
+    JobQueueReadyTypeGroupIndexSqlite1770000000001,
   ],
 };
 

@@ -6,7 +6,7 @@ import { startQueueApp } from '../support/queue-app';
 import type { TestDatabase } from '../support/test-databases';
 
 /** The migration versions each dialect has. */
-const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26] };
+const VERSIONS: Record<string, number[]> = { postgres: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46], mysql: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30], sqlite: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27] };
 
 describeDialects('schema and migrations', (db) => {
   it('creates the tables and indexes at start-up, and a second start applies nothing', async () => {
@@ -43,6 +43,8 @@ describeDialects('schema and migrations', (db) => {
         expect(indexdef).toMatch(/\(type, priority DESC, run_after, id\) WHERE \(\(state\)::text = 'ready'::text\)/);
         const [group] = await app.rows(`SELECT indexdef FROM pg_indexes WHERE indexname = 'jobs_ready_group_idx'`);
         expect(group.indexdef).toMatch(/\(group_key, type, priority DESC, run_after, id\) WHERE/);
+        const [jump] = await app.rows(`SELECT indexdef FROM pg_indexes WHERE indexname = 'jobs_ready_type_group_idx'`);
+        expect(jump.indexdef).toMatch(/\(type, group_key\) WHERE \(\(state\)::text = 'ready'::text\)/);
       }
       // The ready indexes are in claim order: priority, then due time, then id.
       if (db.dialect === 'mysql') {
@@ -50,12 +52,20 @@ describeDialects('schema and migrations', (db) => {
           (await app.rows(`SELECT column_name AS c FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = '${index}' ORDER BY seq_in_index`)).map((r) => r.c);
         expect(await columns('jobs_ready_idx')).toEqual(['state', 'type', 'neg_priority', 'run_after', 'id']);
         expect(await columns('jobs_ready_group_idx')).toEqual(['state', 'group_key', 'type', 'neg_priority', 'run_after', 'id']);
+        // The walk's jumps (migration 30): the type while ready, NULL once claimed.
+        expect(await columns('jobs_ready_type_group_idx')).toEqual(['ready_type', 'group_key']);
+        const [{ expr }] = await app.rows(
+          `SELECT generation_expression AS expr FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'jobs' AND column_name = 'ready_type'`,
+        );
+        expect(String(expr).replace(/`/g, '')).toMatch(/if\(state = 'ready',\s*type,\s*NULL\)/i);
       }
       if (db.dialect === 'sqlite') {
         const [{ sql: ready }] = await app.rows(`SELECT sql FROM sqlite_master WHERE name = 'jobs_ready_idx'`);
         expect(ready).toMatch(/\(type, priority DESC, run_after, id\) WHERE state = 'ready'/);
         const [{ sql: group }] = await app.rows(`SELECT sql FROM sqlite_master WHERE name = 'jobs_ready_group_idx'`);
         expect(group).toMatch(/\(group_key, type, priority DESC, run_after, id\) WHERE state = 'ready'/);
+        const [{ sql: jump }] = await app.rows(`SELECT sql FROM sqlite_master WHERE name = 'jobs_ready_type_group_idx'`);
+        expect(jump).toMatch(/\(type, group_key\) WHERE state = 'ready'/);
       }
     } finally {
       await Promise.all(apps.map((a) => a.close()));

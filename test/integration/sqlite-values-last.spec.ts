@@ -125,13 +125,14 @@ describeDialects(
         const after = snapshot(file);
         expect(after.jobs.slice(0, RAN)).toEqual(before.jobs.slice(0, RAN));
         expect(after.deps.length).toBe(before.deps.length);
-        // Every index of version 18 survives the rebuild; migrations 24 and 26 (later in the chain) add one each.
+        // Every index of version 18 survives the rebuild; migrations 24, 26 and 27 (later in the chain) add one each.
         const added = [
           { name: 'job_deps_lenient_idx', sql: 'CREATE INDEX job_deps_lenient_idx ON job_deps (depends_on_id) WHERE allow_failure = 1' },
           {
             name: 'jobs_find_schedule_idx',
             sql: "CREATE INDEX jobs_find_schedule_idx ON jobs (substr(job_key, 1, length(job_key) - 25), id) WHERE substr(job_key, 1, 10) = 'recurring:'",
           },
+          { name: 'jobs_ready_type_group_idx', sql: "CREATE INDEX jobs_ready_type_group_idx ON jobs (type, group_key) WHERE state = 'ready'" },
         ];
         expect(after.indexes).toEqual([...before.indexes, ...added].sort((a, b) => (a as { name: string }).name.localeCompare((b as { name: string }).name)));
         // The app's own views and triggers kept; migration 20 (after 19 in the chain) adds its triggers on job_queue_paused.
