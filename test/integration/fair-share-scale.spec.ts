@@ -38,6 +38,24 @@ function naps(groups: string[], perGroup: number, ms: number, weight?: number): 
   return nodes;
 }
 
+/**
+ * From jobs' groups in start order: where each group first started, where any group first got its
+ * third slot, and how many groups first started after that (0 in a perfectly fair round).
+ */
+function startOrder(rows: Array<Record<string, unknown>>): { firstAt: Map<string, number>; firstThird: number; late: number } {
+  const slot = new Map<string, number>();
+  const firstAt = new Map<string, number>();
+  let firstThird = Infinity;
+  rows.forEach((r, i) => {
+    const g = String(r.group_key);
+    const n = (slot.get(g) ?? 0) + 1;
+    slot.set(g, n);
+    if (n === 1) firstAt.set(g, i);
+    if (n === 3) firstThird = Math.min(firstThird, i);
+  });
+  return { firstAt, firstThird, late: [...firstAt.values()].filter((i) => i > firstThird).length };
+}
+
 describeDialects('fair share at tenant scale', (db) => {
   let app: QueueApp | undefined;
   const workers: WorkerProcess[] = [];
@@ -66,17 +84,7 @@ describeDialects('fair share at tenant scale', (db) => {
 
     // Starts in the order the claims took them (the clock of the database that wrote started_at).
     const rows = await app.rows(`SELECT group_key FROM jobs ORDER BY started_at, id`);
-    const slot = new Map<string, number>();
-    const firstAt = new Map<string, number>();
-    let firstThird = Infinity;
-    rows.forEach((r, i) => {
-      const g = String(r.group_key);
-      const n = (slot.get(g) ?? 0) + 1;
-      slot.set(g, n);
-      if (n === 1) firstAt.set(g, i);
-      if (n === 3) firstThird = Math.min(firstThird, i);
-    });
-    const late = [...firstAt.values()].filter((i) => i > firstThird).length;
+    const { firstAt, firstThird, late } = startOrder(rows);
     const lastFirst = Math.max(...firstAt.values());
     workers.forEach((w) => w.send('report'));
     const ran = await Promise.all(workers.map(async (w) => Number((await w.waitFor('ran')).n)));
@@ -89,6 +97,35 @@ describeDialects('fair share at tenant scale', (db) => {
     expect(late).toBeLessThanOrEqual(30);
     for (const n of ran) expect(n).toBeGreaterThan(0);
   }, JOBS_TIMEOUT_MS + 60_000);
+
+  it("two services on one database, 1,000 groups each, interleaved: each worker's rotation passes the other's groups, and every job runs once", async () => {
+    const G = 2_000;
+    app = await startQueueApp(db, { worker: false, externalTypes: ['nap', 'tenant'] });
+    await resetTables(app);
+    // Even groups hold the nap service's jobs, odd ones the tenant service's: every other pair a
+    // walk meets is the other service's, so each rotation claim jumps past them.
+    const nodes: GraphNode[] = [];
+    for (let i = 0; i < G; i++) {
+      for (let j = 0; j < 3; j++) nodes.push({ ref: `${i}-${j}`, type: i % 2 ? 'tenant' : 'nap', group: key('g', i), args: { ms: 3 } });
+    }
+    await enqueueAll(app, nodes);
+    const options = { ...db.options(), concurrency: 10, pollIntervalMs: 50 };
+    workers.push(new WorkerProcess('fair-share.worker', options), new WorkerProcess('tenants.worker', options));
+    await Promise.all(workers.map((w) => w.waitFor('ready')));
+    await eventually('all 6,000 jobs done', async () => (await app!.count(`state = 'done'`)) === 3 * G, 6_000 * 30, 200);
+    expect(await app.count(`attempts <> 1`)).toBe(0);
+
+    for (const type of ['nap', 'tenant']) {
+      const rows = await app.rows(`SELECT group_key FROM jobs WHERE type = '${type}' ORDER BY started_at, id`);
+      const { firstAt, firstThird, late } = startOrder(rows);
+      process.stdout.write(`[${db.dialect}] two services, ${type}: ${firstAt.size} groups, first third slot at #${firstThird}, groups first started after it: ${late}\n`);
+      expect(firstAt.size).toBe(G / 2);
+      // Not asserted: the order of first starts. The two services share the one rotation cursor,
+      // so each moves it past groups of the other's rounds and the rounds skip groups (141-386
+      // groups first started after another's third slot, where the one-service test allows 30; a cursor
+      // per set of handled types would fix it; see the session note of 2026-12-07, session 59).
+    }
+  }, 6_000 * 30 + 60_000);
 
   it('1,000 busy groups keep receiving work; 500 newcomers start within one round', async () => {
     const busy = Array.from({ length: 1_000 }, (_, i) => key('m', i));
