@@ -63,6 +63,8 @@ describeDialects('reschedule / rescheduleMany', (db) => {
 
   it('a waiting job keeps its new start after its upstream; claimed, finished, unknown ids and bad input are refused, changing nothing', async () => {
     await boot(2);
+    // Paused until the reschedule: otherwise `up` can run and `down` be promoted and claimed first.
+    await app.queue.pause({ type: 'rs-order' });
     const ids = await app.queue.enqueueGraph([
       { ref: 'up', type: 'rs-order', args: { name: 'up' } },
       { ref: 'down', type: 'rs-order', args: { name: 'down' }, dependsOn: ['up'] },
@@ -70,6 +72,7 @@ describeDialects('reschedule / rescheduleMany', (db) => {
     ]);
     const down = await app.queue.reschedule(ids.down, { runAfter: new Date(Date.now() + HOUR) });
     expect(down.state).toBe('waiting');
+    await app.queue.resume({ type: 'rs-order' });
     expect((await app.queue.waitFor(ids.up, { timeoutMs: 30_000 })).state).toBe('done');
     await eventually('down promoted', async () => (await app.queue.get(ids.down))!.state === 'ready', 30_000, 50);
     await new Promise((r) => setTimeout(r, 1_000));
