@@ -15,10 +15,16 @@ export interface ClaimRequest {
   types: readonly string[];
   quotas: readonly ClaimQuota[];
   /**
-   * Slots to fill from the groups that follow the cluster's shared fair-share rotation cursor,
+   * Slots to fill from the groups that follow the fair-share rotation cursor (see rotationCursor),
    * by weighted round-robin (used when there are more ready groups than slots).
    */
   rotation?: number;
+  /**
+   * The rotation cursor to follow: a worker's is rotationCursorName of every type it handles,
+   * computed once, so that a type paused or at its cap (left out of `types`) does not switch it
+   * to another cursor. Default: the cursor of `types`.
+   */
+  rotationCursor?: string;
   /** Group weights that override the `weight` stored with the jobs (for `rotation`). */
   groupWeights?: Record<string, number>;
   leaseTtlMs: number;

@@ -1,6 +1,7 @@
 import { PgArrayLiteral } from '../database/pg-array-literal';
 import { sql, type Sql } from '../database/sql';
 import type { ClaimRequest } from './claim-request';
+import { rotationCursorOf } from './rotation-cursor';
 import { claimedColumns, PG_CLAIMED_COLUMNS } from './claimed-job';
 import { claimWeightsOf } from './weight-sets.sql';
 
@@ -32,10 +33,12 @@ export interface PostgresClaimArgs {
   weightGroups: PgArrayLiteral;
   weights: PgArrayLiteral;
   weightSet: string | null;
+  /** The rotation cursor's name (rotation only; see rotationCursorOf). */
+  cursor: string | null;
 }
 
 /**
- * What the claim functions take for `request`: `job_queue_claim_rotation`'s arguments (migration 7,
+ * What the claim functions take for `request`: `job_queue_claim_rotation`'s arguments (migrations 7 and 47,
  * the rotation claim of lib/claim/rotation.claim.ts in one round trip) when the request fills
  * slots by rotation, else `job_queue_claim`'s. Null when nothing is asked.
  */
@@ -47,14 +50,14 @@ export function postgresClaimArgs(request: ClaimRequest): PostgresClaimArgs | nu
   const start = request.start === true;
   if (request.rotation) {
     const { groups: weightGroups, weights, setId: weightSet } = claimWeightsOf(request.groupWeights);
-    return { owner, types, groups: [], limits: [], any: 0, ttlMs, start, rotation: request.rotation, weightGroups, weights, weightSet };
+    return { owner, types, groups: [], limits: [], any: 0, ttlMs, start, rotation: request.rotation, weightGroups, weights, weightSet, cursor: rotationCursorOf(request) };
   }
   const grouped = request.quotas.filter((q) => q.group !== undefined && q.limit > 0);
   const any = request.quotas.filter((q) => q.group === undefined).reduce((n, q) => n + q.limit, 0);
   if (!grouped.length && any <= 0) return null;
   const groups = grouped.map((q) => q.group!);
   const none = claimWeightsOf(undefined);
-  return { owner, types, groups, limits: grouped.map((q) => q.limit), any, ttlMs, start, rotation: null, weightGroups: none.groups, weights: none.weights, weightSet: null };
+  return { owner, types, groups, limits: grouped.map((q) => q.limit), any, ttlMs, start, rotation: null, weightGroups: none.groups, weights: none.weights, weightSet: null, cursor: null };
 }
 
 /** The function call that claims for `request`, for a FROM clause; null when nothing is asked. */
@@ -64,7 +67,7 @@ export function postgresClaimCall(request: ClaimRequest): Sql | null {
   if (a.rotation !== null) {
     return sql`job_queue_claim_rotation(${a.owner}, ${a.types}::text[],
     ${a.rotation}::int, ${a.ttlMs}::float8, ${a.start},
-    ${a.weightGroups}::text[], ${a.weights}::int[], ${a.weightSet}::text)`;
+    ${a.weightGroups}::text[], ${a.weights}::int[], ${a.weightSet}::text, ${a.cursor}::text)`;
   }
   return sql`job_queue_claim(${a.owner}, ${a.types}::text[],
     ${a.groups}::text[], ${a.limits}::int[], ${a.any}::int,

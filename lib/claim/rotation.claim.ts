@@ -3,12 +3,13 @@ import { selectClaimCandidates } from './claim-candidates.sql';
 import { skippedGroups, type ClaimRequest } from './claim-request';
 import { inClaimOrder, type ClaimedJob } from './claimed-job';
 import { leaseJobs } from './lease-jobs.sql';
+import { rotationCursorOf } from './rotation-cursor';
 import { planRotation, type RotationCursor } from './rotation-plan';
 import { leaseJobsMovingCursor, saveRotationCursor, walkRotation } from './rotation.sql';
 
 /**
- * Claims `request.rotation` slots from the groups that follow the shared rotation cursor (see
- * planRotation), inside the caller's transaction, and moves the cursor past them. Cost: one
+ * Claims `request.rotation` slots from the groups that follow its rotation cursor (see
+ * rotationCursorOf, planRotation), inside the caller's transaction, and moves the cursor past them. Cost: one
  * probe per group served (on SQLite a statement each; on MySQL the cursor's lock and the whole
  * walk are one procedure call), plus one statement for the groups given more than one slot,
  * whatever the number of groups; on MySQL the lease and the cursor's move are one statement.
@@ -24,6 +25,8 @@ export async function claimRotation(tx: SqlExecutor, request: ClaimRequest, read
 /** What a rotation claim walked to: the candidates of the groups it serves, locked, and where the cursor goes next. */
 export interface RotationPick {
   candidates: ClaimedJob[];
+  /** The cursor's name (rotationCursorOf). */
+  cursorName: string;
   from: RotationCursor;
   to: RotationCursor;
 }
@@ -37,7 +40,8 @@ export async function pickRotation(tx: SqlExecutor, request: ClaimRequest, readF
   const slots = request.rotation ?? 0;
   if (slots <= 0) return null;
   // One more than the slots: the cursor's own group may have had its whole visit already.
-  const { cursor, groups } = await walkRotation(tx, request.types, slots + 1, skippedGroups(request) ?? [], readFloors, request.fullGroups ?? []);
+  const cursorName = rotationCursorOf(request);
+  const { cursor, groups } = await walkRotation(tx, cursorName, request.types, slots + 1, skippedGroups(request) ?? [], readFloors, request.fullGroups ?? []);
   const probed = new Map(groups.map((g) => [g.group, g]));
   const weights = request.groupWeights ?? {};
   const plan = planRotation([...probed.values()].map((g) => ({ group: g.group, weight: Object.hasOwn(weights, g.group) ? weights[g.group] : g.weight })), cursor, slots);
@@ -45,7 +49,7 @@ export async function pickRotation(tx: SqlExecutor, request: ClaimRequest, readF
   // A group with one slot takes the job its probe locked; a larger share is read in one more statement.
   const single = plan.quotas.filter((q) => q.limit === 1).map((q) => probed.get(q.group!)!.next!);
   const more = await selectClaimCandidates(tx, { ...request, quotas: plan.quotas.filter((q) => q.limit > 1) }, readFloors);
-  return { candidates: [...single, ...more].sort(inClaimOrder), from: cursor, to: plan.cursor };
+  return { candidates: [...single, ...more].sort(inClaimOrder), cursorName, from: cursor, to: plan.cursor };
 }
 
 /**
@@ -55,8 +59,8 @@ export async function pickRotation(tx: SqlExecutor, request: ClaimRequest, readF
  */
 export async function leaseRotation(tx: SqlExecutor, request: ClaimRequest, pick: RotationPick, leased: ClaimedJob[]): Promise<ClaimedJob[]> {
   const moved = pick.to.group !== pick.from.group || pick.to.served !== pick.from.served;
-  if (moved && leased.length && tx.dialect.name === 'mysql') return leaseJobsMovingCursor(tx, request, leased, pick.to);
+  if (moved && leased.length && tx.dialect.name === 'mysql') return leaseJobsMovingCursor(tx, request, leased, pick.cursorName, pick.to);
   const claimed = await leaseJobs(tx, request, leased);
-  if (moved) await saveRotationCursor(tx, pick.to);
+  if (moved) await saveRotationCursor(tx, pick.cursorName, pick.to);
   return claimed;
 }

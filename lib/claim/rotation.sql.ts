@@ -7,21 +7,26 @@ import { leaseAssignments } from './lease-assignments';
 import { pgDueRows, readyByTypeStatement, readyOrder, sqliteDueHead, typeSlices } from './ready-by-type.sql';
 import type { RotationCursor, RotationGroup } from './rotation-plan';
 
-const CURSOR = 'fair-share';
-
 /**
- * Reads the shared rotation cursor, locked until the claim commits, so that concurrent claimers
- * take successive groups instead of the same ones. SQLite's BEGIN IMMEDIATE already excludes
- * every other writer.
+ * Reads the rotation cursor `name` (see rotationCursorName), locked until the claim commits, so
+ * that concurrent claimers take successive groups instead of the same ones. SQLite's BEGIN
+ * IMMEDIATE already excludes every other writer. The first claim of a set of types adds its
+ * row (a concurrent first claim adds it once: the insert ignores the row already there).
+ * PostgreSQL (claims under caps) and SQLite: MySQL locks the cursor in its walk procedure.
  */
-export async function lockRotationCursor(tx: SqlExecutor): Promise<RotationCursor> {
+export async function lockRotationCursor(tx: SqlExecutor, name: string): Promise<RotationCursor> {
   const lock = tx.dialect.name === 'sqlite' ? sql`` : sql` FOR UPDATE`;
-  const { rows } = await tx.run(sql`SELECT group_key, served FROM job_queue_rotation WHERE name = ${CURSOR}${lock}`);
+  const read = () => tx.run(sql`SELECT group_key, served FROM job_queue_rotation WHERE name = ${name}${lock}`);
+  let { rows } = await read();
+  if (!rows.length) {
+    await tx.run(sql`INSERT INTO job_queue_rotation (name) VALUES (${name}) ON CONFLICT (name) DO NOTHING`);
+    ({ rows } = await read());
+  }
   return rows.length ? { group: String(rows[0].group_key), served: Number(rows[0].served) } : { group: '', served: 0 };
 }
 
-export async function saveRotationCursor(tx: SqlExecutor, cursor: RotationCursor): Promise<void> {
-  await tx.run(sql`UPDATE job_queue_rotation SET group_key = ${cursor.group}, served = ${cursor.served} WHERE name = ${CURSOR}`);
+export async function saveRotationCursor(tx: SqlExecutor, name: string, cursor: RotationCursor): Promise<void> {
+  await tx.run(sql`UPDATE job_queue_rotation SET group_key = ${cursor.group}, served = ${cursor.served} WHERE name = ${name}`);
 }
 
 /**
@@ -31,9 +36,9 @@ export async function saveRotationCursor(tx: SqlExecutor, cursor: RotationCursor
  * A LEFT JOIN: without the cursor's row (a table emptied by hand) an inner join updated no job,
  * and the claim handed out jobs it had not leased, for any other worker to claim again.
  */
-export async function leaseJobsMovingCursor(tx: SqlExecutor, request: ClaimRequest, candidates: ClaimedJob[], cursor: RotationCursor): Promise<ClaimedJob[]> {
+export async function leaseJobsMovingCursor(tx: SqlExecutor, request: ClaimRequest, candidates: ClaimedJob[], name: string, cursor: RotationCursor): Promise<ClaimedJob[]> {
   const ids = candidates.map((c) => c.id).sort((a, b) => a - b);
-  await tx.run(sql`UPDATE jobs LEFT JOIN job_queue_rotation ON job_queue_rotation.name = ${CURSOR}
+  await tx.run(sql`UPDATE jobs LEFT JOIN job_queue_rotation ON job_queue_rotation.name = ${name}
     SET ${leaseAssignments(tx.dialect, request)},
     job_queue_rotation.group_key = ${cursor.group}, job_queue_rotation.served = ${cursor.served}
     WHERE jobs.id IN (${sql.list(ids)})`);
@@ -52,14 +57,16 @@ export interface RotationWalk {
 /**
  * Locks the cursor and walks up to `want` groups from it, wrapping round to the first groups
  * (below the first one taken) when the walk runs out; paused groups are stepped over. On MySQL
- * all of it is one call of `job_queue_rotation_walk` (MySQL migration 13), where it was two or
- * three round trips; elsewhere the same steps as statements (PostgreSQL claims through its own
- * function and does not come here). `readFloors` (MySQL): the walk that steps over the groups
+ * all of it is one call of `job_queue_cursor_walk` (MySQL migrations 13 and 31), where it was
+ * two or three round trips; elsewhere the same steps as statements (PostgreSQL comes here for
+ * claims under caps only: the others go through its claim function). `readFloors` (MySQL): the walk that steps over the groups
  * with plain reads and then locks the heads it took, by id (migration 16), for the reason of
  * selectClaimCandidates's floors; not in a transaction that has written ready rows.
  */
 export async function walkRotation(
   tx: SqlExecutor,
+  /** The cursor's name (rotationCursorOf). */
+  cursorName: string,
   types: readonly string[],
   want: number,
   paused: readonly string[],
@@ -68,9 +75,9 @@ export async function walkRotation(
   full: readonly string[] = [],
 ): Promise<RotationWalk> {
   if (tx.dialect.name === 'mysql') {
-    const procedure = sql.raw(readFloors ? 'job_queue_rotation_walk_floors' : 'job_queue_rotation_walk');
+    const procedure = sql.raw(readFloors ? 'job_queue_cursor_walk_floors' : 'job_queue_cursor_walk');
     const { rows } = await tx.run(
-      sql`CALL ${procedure}(${JSON.stringify(types)}, ${want}, ${full.length ? JSON.stringify(full) : null})`,
+      sql`CALL ${procedure}(${cursorName}, ${JSON.stringify(types)}, ${want}, ${full.length ? JSON.stringify(full) : null})`,
     );
     // mysql2 hands back a CALL's result sets (the cursor, then the jobs) followed by its status.
     const sets = rows as unknown as Row[][];
@@ -80,7 +87,7 @@ export async function walkRotation(
       groups: sets[1].map((r) => ({ group: String(r.group_key), weight: Math.max(1, Number(r.weight ?? 1)), next: toClaimedJob(r) })),
     };
   }
-  const cursor = await lockRotationCursor(tx);
+  const cursor = await lockRotationCursor(tx, cursorName);
   const ahead = await nextReadyGroups(tx, types, cursor.group, want, undefined, true, paused);
   const wrapped = ahead.length < want ? await nextReadyGroups(tx, types, '', want - ahead.length, ahead[0]?.group, true, paused) : [];
   return { cursor, groups: [...ahead, ...wrapped] };

@@ -159,7 +159,7 @@ export function completeThenClaimPostgres(owner: string, items: Completion[], no
   return sql`SELECT * FROM job_queue_complete_then_claim(${owner}, ${sorted.map((i) => i.id)}::bigint[],
     ${sorted.map((i) => i.resultJson)}::text[], ${carriers}::text[], ${notify}, ${readyPayloadOf(owner)},
     ${claim.types}::text[], ${claim.groups}::text[], ${claim.limits}::int[], ${claim.any}::int, ${claim.ttlMs}::float8, ${claim.start},
-    ${claim.rotation}::int, ${claim.weightGroups}::text[], ${claim.weights}::int[], ${withTrace}, ${claim.weightSet}::text)`;
+    ${claim.rotation}::int, ${claim.weightGroups}::text[], ${claim.weights}::int[], ${withTrace}, ${claim.weightSet}::text, ${claim.cursor}::text)`;
 }
 
 /** The views in the rows of completeWithDependentsPostgres (kind 'view': the rows as written), for the completions that asked. */

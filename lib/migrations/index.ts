@@ -102,6 +102,8 @@ import { JobQueueReadyGroupsJumpPostgres1769900000001 } from './postgres/1769900
 import { JobQueueReadyTypeGroupIndexPostgres1770000000001 } from './postgres/1770000000001-job-queue-ready-type-group-index';
 import { JobQueueReadyTypeGroupIndexMysql1770000000001 } from './mysql/1770000000001-job-queue-ready-type-group-index';
 import { JobQueueReadyTypeGroupIndexSqlite1770000000001 } from './sqlite/1770000000001-job-queue-ready-type-group-index';
+import { JobQueueRotationCursorPerTypesPostgres1770100000001 } from './postgres/1770100000001-job-queue-rotation-cursor-per-types';
+import { JobQueueRotationCursorPerTypesMysql1770100000001 } from './mysql/1770100000001-job-queue-rotation-cursor-per-types';
 import { JobQueueScheduleIndexSqlite1769800000001 } from './sqlite/1769800000001-job-queue-schedule-index';
 
 const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = {
@@ -152,6 +154,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueScheduleIndexPostgres1769800000001,
     JobQueueReadyGroupsJumpPostgres1769900000001,
     JobQueueReadyTypeGroupIndexPostgres1770000000001,
+    JobQueueRotationCursorPerTypesPostgres1770100000001,
   ],
   mysql: [
     JobQueueInitMysql1764403200000,
@@ -184,6 +187,7 @@ const MIGRATIONS: Record<Dialect, ReadonlyArray<new () => JobQueueMigration>> = 
     JobQueueTickerMysql1769700000001,
     JobQueueWalkJumpMysql1769900000001,
     JobQueueReadyTypeGroupIndexMysql1770000000001,
+    JobQueueRotationCursorPerTypesMysql1770100000001,
   ],
   sqlite: [
     JobQueueInitSqlite1764403200000,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { reachesPausedGroup, type ClaimRequest } from '../claim/claim-request';
 import { ClaimService } from '../claim/claim.service';
+import { rotationCursorName } from '../claim/rotation-cursor';
 import type { ClaimedJob } from '../claim/claimed-job';
 import { isConnectionError, isTransientConflict } from '../database/db-errors';
 import { JobQueueDatabase } from '../database/job-queue.database';
@@ -66,6 +67,8 @@ export class SchedulerService {
   private again = false;
   private errorStreak = 0;
   private pausedUntil = 0;
+  /** The fair-share cursor of every type this worker handles (see ClaimRequest.rotationCursor), named at the first rotation claim. */
+  private rotationCursor: string | undefined;
   /** The claim after the backoff (see retryAfterBackoff). */
   private backoffTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly io: JobContextIO;
@@ -362,6 +365,7 @@ export class SchedulerService {
       types,
       quotas,
       rotation,
+      rotationCursor: rotation ? (this.rotationCursor ??= rotationCursorName(this.registry.types())) : undefined,
       groupWeights: this.options.groupWeights,
       leaseTtlMs: this.options.leaseTtlMs,
       start: true,

@@ -30,7 +30,7 @@ export interface ClaimPlan {
  * prefetch. Up to `concurrency` groups: per group by weighted fair share of the slots held,
  * never prefetched (a buffered job would count as held before it runs, so every slot is
  * allocated when it frees). More groups than slots: the claim itself fills the free slots, plus
- * the prefetch, by weighted round-robin from the cluster's shared rotation cursor, so no group
+ * the prefetch, by weighted round-robin from its types' rotation cursor (cluster-wide), so no group
  * waits more than a round however many groups there are, and this process never lists them
  * all. Prefetching there keeps the round-robin order (the buffer starts jobs in claim order)
  * and hides the claim's round trip, without which short jobs ran at about half the rate of one

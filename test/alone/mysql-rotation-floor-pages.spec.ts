@@ -1,4 +1,5 @@
 import { ClaimService, type ClaimRequest } from '../../lib';
+import { rotationCursorName } from '../../lib/claim/rotation-cursor';
 import { describeDialects } from '../support/describe-dialects';
 import { withHeldSnapshot } from '../support/held-snapshot';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
@@ -36,7 +37,7 @@ describeDialects(
         try {
           await runner.query('START TRANSACTION');
           const before = await readRequests();
-          const sets = (await runner.query(`CALL ${procedure}(?, ?, NULL)`, [JSON.stringify(['t']), GROUPS + 1])) as Array<Array<Record<string, unknown>>>;
+          const sets = (await runner.query(`CALL ${procedure}(?, ?, ?, NULL)`, [rotationCursorName(['t']), JSON.stringify(['t']), GROUPS + 1])) as Array<Array<Record<string, unknown>>>;
           const pages = (await readRequests()) - before;
           if (pages < best.pages) best = { pages, groups: sets[1].map((r) => String(r.group_key)) };
         } finally {
@@ -67,8 +68,8 @@ describeDialects(
         expect(perGroup.map((r) => Number(r.n))).toEqual(Array(GROUPS).fill(CLAIMED_PER_GROUP));
 
         await app.rows(`UPDATE job_queue_rotation SET group_key = '', served = 0`);
-        const locking = await pagesOf('job_queue_rotation_walk');
-        const floors = await pagesOf('job_queue_rotation_walk_floors');
+        const locking = await pagesOf('job_queue_cursor_walk');
+        const floors = await pagesOf('job_queue_cursor_walk_floors');
         const every = Array.from({ length: GROUPS }, (_, g) => `g${g}`);
         expect(locking.groups).toEqual(every);
         expect(floors.groups).toEqual(every);

@@ -6,6 +6,8 @@ import { resetTables, startQueueApp, type QueueApp } from '../support/queue-app'
 
 /** A type name that would break a statement built by string concatenation. */
 const ODD_TYPE = `q'\\"😀`;
+/** The walks' cursor (a claim's would be rotationCursorName of its worker's types). */
+const CURSOR = 'fair-share:spec';
 
 interface Walk {
   cursor: { group: string; served: number };
@@ -15,7 +17,7 @@ interface Walk {
 
 /**
  * MySQL migration 16: the rotation walk steps over the (group, type) pairs with plain reads and
- * locks the heads it took at the end, by id (job_queue_rotation_walk_floors), so that it no longer
+ * locks the heads it took at the end, by id (job_queue_cursor_walk_floors), so that it no longer
  * walks the delete-marked index entries of every job claimed since the last purge. It must pick
  * what migration 14's all-locking walk picks: the same groups, heads and order, whatever the
  * types, priorities, delays, paused groups, wrap round and group names.
@@ -32,7 +34,7 @@ describeDialects(
     afterAll(() => app.close());
     beforeEach(async () => {
       await resetTables(app);
-      await app.rows(`INSERT IGNORE INTO job_queue_rotation (name) VALUES ('fair-share')`);
+      await app.rows(`INSERT IGNORE INTO job_queue_rotation (name) VALUES (?)`, [CURSOR]);
       await app.rows(`UPDATE job_queue_rotation SET group_key = '', served = 0`);
     });
 
@@ -41,7 +43,7 @@ describeDialects(
       const runner = app.dataSource.createQueryRunner();
       try {
         await runner.query('START TRANSACTION');
-        const sets = (await runner.query(`CALL ${procedure}(?, ?, ?)`, [JSON.stringify(types), max, exclude && JSON.stringify(exclude)])) as Array<Array<Record<string, unknown>>>;
+        const sets = (await runner.query(`CALL ${procedure}(?, ?, ?, ?)`, [CURSOR, JSON.stringify(types), max, exclude && JSON.stringify(exclude)])) as Array<Array<Record<string, unknown>>>;
         return {
           cursor: { group: String(sets[0][0].group_key ?? ''), served: Number(sets[0][0].served ?? 0) },
           ids: sets[1].map((row) => Number(row.id)),
@@ -54,8 +56,8 @@ describeDialects(
     }
 
     const both = async (types: string[], max: number, exclude: string[] | null = null) => ({
-      locking: await walk('job_queue_rotation_walk', types, max, exclude),
-      floors: await walk('job_queue_rotation_walk_floors', types, max, exclude),
+      locking: await walk('job_queue_cursor_walk', types, max, exclude),
+      floors: await walk('job_queue_cursor_walk_floors', types, max, exclude),
     });
 
     it('takes the same groups, heads and order as the all-locking walk', async () => {
@@ -138,7 +140,7 @@ describeDialects(
         // Claimed and committed by another transaction: the plain read no longer sees it ready.
         await holder.query(`UPDATE jobs SET state = 'running' WHERE id = ?`, [head1]);
         await holder.query('COMMIT');
-        expect(await walk('job_queue_rotation_walk_floors', ['t'], 3, null)).toEqual(await walk('job_queue_rotation_walk', ['t'], 3, null));
+        expect(await walk('job_queue_cursor_walk_floors', ['t'], 3, null)).toEqual(await walk('job_queue_cursor_walk', ['t'], 3, null));
       } finally {
         await holder.query('ROLLBACK').catch(() => undefined);
         await holder.release();
@@ -155,11 +157,11 @@ describeDialects(
         original.call(app.db, (tx: SqlExecutor) => body({ dialect: tx.dialect, run: (s) => (texts.push(s.render('mysql').text), tx.run(s)) }), options) as Promise<R>;
       try {
         expect((await claims.claim(request)).map((j) => j.group)).toEqual(['g0', 'g1']);
-        expect(texts.filter((t) => t.startsWith('CALL'))).toEqual([expect.stringMatching(/^CALL job_queue_rotation_walk_floors\(/)]);
+        expect(texts.filter((t) => t.startsWith('CALL'))).toEqual([expect.stringMatching(/^CALL job_queue_cursor_walk_floors\(/)]);
         texts.length = 0;
         const within = await app.db.transaction((tx) => claims.claimWithin(tx, request));
         expect(within.map((j) => j.group)).toEqual(['g2', 'g3']);
-        expect(texts.filter((t) => t.startsWith('CALL'))).toEqual([expect.stringMatching(/^CALL job_queue_rotation_walk\(/)]);
+        expect(texts.filter((t) => t.startsWith('CALL'))).toEqual([expect.stringMatching(/^CALL job_queue_cursor_walk\(/)]);
       } finally {
         app.db.transaction = original;
       }

@@ -463,16 +463,16 @@ describeDialects('a claim reads no ready row of a type it does not handle', (db)
         expect(toReadyFloors(await query(f.text, f.params))).toEqual(new Map()); // a head due later: no floor
         const front = claimCandidatesStatement(d, ['t0'], { limit: 10 }).render('mysql');
         expect(await query(front.text, front.params)).toEqual([]);
-        await query(`CALL job_queue_rotation_walk('["t0"]', 5, NULL)`);
-        await query(`CALL job_queue_rotation_walk_floors('["t0"]', 5, NULL)`);
+        await query(`CALL job_queue_cursor_walk('fair-share:spec', '["t0"]', 5, NULL)`);
+        await query(`CALL job_queue_cursor_walk_floors('fair-share:spec', '["t0"]', 5, NULL)`);
       });
       expect(entries).toBeLessThan(100);
       // Jobs due later at a higher priority too: the walks look below the pair's delayed head head
       // by head (one pass below it read all 2,000 of priority 0 here).
       await app.queue.enqueueGraph(Array.from({ length: 500 }, (_, i) => ({ ref: `h${i}`, type: 't0', priority: 3, runAfter: later })));
       const walks = await mysqlEntriesRead(app, async (query) => {
-        await query(`CALL job_queue_rotation_walk('["t0"]', 5, NULL)`);
-        await query(`CALL job_queue_rotation_walk_floors('["t0"]', 5, NULL)`);
+        await query(`CALL job_queue_cursor_walk('fair-share:spec', '["t0"]', 5, NULL)`);
+        await query(`CALL job_queue_cursor_walk_floors('fair-share:spec', '["t0"]', 5, NULL)`);
       });
       expect(walks.entries).toBeLessThan(100);
       // So do the plain claim's floors, of one type and of four (their correlated form): one pass

@@ -7,6 +7,7 @@ import { describeDialects } from '../support/describe-dialects';
 import { numbers } from '../support/number-rows';
 import { mysqlRowsRead } from '../support/plan-reads';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
+import { placeRotationCursor } from '../support/rotation-cursor';
 
 /** 100,000 tenants with one ready job each, as a drain of one-job groups starts. */
 const GROUPS = 100_000;
@@ -47,7 +48,7 @@ describeDialects(`rotation claims at ${GROUPS.toLocaleString('en')} one-job grou
 
   /** Statements and rows read by one rotation claim of SLOTS, in a transaction rolled back. */
   async function measure(cursor: string, extra: Partial<ClaimRequest>): Promise<{ claimed: string[]; statements: number; read: number | undefined; buffers?: number }> {
-    await app.db.run(sql`UPDATE job_queue_rotation SET group_key = ${cursor}, served = 1`);
+    await placeRotationCursor(app.db, ['t'], cursor, 1);
     const request: ClaimRequest = { owner: 'w1', types: ['t'], quotas: [], rotation: SLOTS, leaseTtlMs: 30_000, ...extra };
     let statements = 0;
     const counting = (tx: SqlExecutor): SqlExecutor => ({ dialect: tx.dialect, run: (s) => (statements++, tx.run(s)) });

@@ -1,3 +1,4 @@
+import { rotationCursorName } from '../../lib/claim/rotation-cursor';
 import { handledPairAfter, nextReadyGroups, walkRotation } from '../../lib/claim/rotation.sql';
 import { sql, type Sql } from '../../lib/database/sql';
 import type { SqlExecutor } from '../../lib/database/sql-executor';
@@ -5,6 +6,7 @@ import { readyGroups } from '../../lib/scheduler/ready-groups.sql';
 import { describeDialects } from '../support/describe-dialects';
 import { explainText, mysqlRowsRead } from '../support/plan-reads';
 import { startQueueApp, type QueueApp } from '../support/queue-app';
+import { placeRotationCursor } from '../support/rotation-cursor';
 
 const OTHER_TYPES = 3_000;
 const GROUPS = 20;
@@ -102,7 +104,6 @@ describeDialects(`a walk beside ${OTHER_TYPES.toLocaleString('en')} ready types 
   });
 
   it('a rotation walk takes each group its best head, from the cursor and wrapped round below it', async () => {
-    await app.db.run(sql`UPDATE job_queue_rotation SET group_key = 'g05' WHERE name = 'fair-share'`);
     // MySQL has two walks: locking as it goes, and reading first, then locking the heads by id.
     // Also five types, two without ready rows: past four, SQLite reads which a group holds
     // instead of each type's head.
@@ -112,7 +113,8 @@ describeDialects(`a walk beside ${OTHER_TYPES.toLocaleString('en')} ready types 
       { types: ['b-mine', 'y-mine', 'mine', 'n-none', 'z-none'], readFloors: false },
     ];
     for (const { types, readFloors } of walks) {
-      const { result: walk, cost: spent } = await cost((on) => walkRotation(on, types, 30, [], readFloors));
+      await placeRotationCursor(app.db, types, 'g05');
+      const { result: walk, cost: spent } = await cost((on) => walkRotation(on, rotationCursorName(types), types, 30, [], readFloors));
       expect(walk.cursor.group).toBe('g05');
       expect(walk.groups.map((g) => g.group)).toEqual([...groups.slice(5), 'i-last', 'f-mixed', ...groups.slice(0, 5)]);
       // In f-mixed the y-mine job outranks the b-mine ones found first.
